@@ -238,6 +238,7 @@ class _Validator:
                     self.fail(key, f"row {r + 1} has the door character {ch!r}; doorways belong "
                               "to the board, not to pieces", section, nth)
                 out[(r, c)] = ch
+        self.extent = (len(rows), max((len(r.rstrip()) for r in rows), default=0))
         return out, rows
 
     def shape_of(self, table, where, section, nth, ndim, door, in_piece):
@@ -257,13 +258,16 @@ class _Validator:
             cells, rows = self.drawing(v, key, section, nth, door, in_piece)
             if ndim is None:  # the board decides
                 ndim = 1 if len(rows) == 1 else 2
+            ext = self.extent
             if ndim == 1:
+                self.extent = (ext[1],)
                 if len(rows) > 1:
                     self.fail(key, f"the board is 1-D, so a piece drawing has one row; found {len(rows)}",
                               section, nth)
                 return {(c,): ch for (r, c), ch in cells.items()}, 1
             if ndim == 2:
                 return cells, 2
+            self.extent = (1,) + ext
             return {(0,) + rc: ch for rc, ch in cells.items()}, 3
         if k == "layers":
             if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
@@ -271,9 +275,12 @@ class _Validator:
             if ndim is not None and ndim != 3:
                 self.fail(key, f"'layers' is for 3-D, but the board is {ndim}-D", section, nth)
             out = {}
+            ext = [len(v), 0, 0]
             for li, layer in enumerate(v):
                 cells, _ = self.drawing(layer, f"{key}[{li}]", section, nth, door, in_piece)
+                ext[1:] = [max(a, b) for a, b in zip(ext[1:], self.extent)]
                 out.update({(li,) + rc: ch for rc, ch in cells.items()})
+            self.extent = tuple(ext)
             return out, 3
         if k == "size":
             if (not isinstance(v, list) or len(v) not in (1, 2, 3)
@@ -281,6 +288,7 @@ class _Validator:
                 self.fail(key, f"expected [rows, cols] or [layers, rows, cols] of positive integers, found {v!r}",
                           section, nth)
             import itertools
+            self.extent = tuple(v)
             return {c: "#" for c in itertools.product(*(range(n) for n in v))}, len(v)
         # coords
         if (not isinstance(v, list) or not v
@@ -322,8 +330,8 @@ class _Validator:
         if not room:
             self.fail("board." + next(k for k in ("cells", "layers", "size") if k in bt),
                       "the board has no cells; expected at least one '#' or label", "board")
-        allc = list(drawn)
-        shape = tuple(max(c[i] for c in allc) + 1 for i in range(ndim))
+        # the drawing's extent, '.' included: what lies beyond it is open floor
+        shape = tuple(max([e] + [c[i] + 1 for c in drawn]) for i, e in enumerate(self.extent))
         board = Board(ndim=ndim, shape=shape, cells=tuple(room),
                       labels=tuple(drawn[c] for c in room), doors=doors, cover=cover,
                       match=match, door=door)

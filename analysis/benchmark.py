@@ -1,0 +1,726 @@
+"""Benchmark zipup against its peers on the same puzzles, in one run.
+
+Every (puzzle, tool) pair runs in its own child process, started with
+:mod:`subprocess`; its peak memory is the ``ru_maxrss`` of that child, read
+with :func:`os.wait4` (so one tool's memory never hides another's).  A child
+prints one JSON line: the count it found and the seconds its solve took,
+timed inside the child (interpreter start-up, imports, file loading and
+building the peer's input are excluded; numba compilation too, see below).
+The parent also records the child's whole wall time.
+
+Tools (one small class each; a new peer is one new class in ``TOOLS``):
+
+``zipup``
+    ``zipup.count(zipup.load(path), plan=PLAN)`` (the timed part builds the
+    configuration matrices and counts).
+``zipup-cli``
+    ``python -m zipup enumerate FILE --count --plan PLAN``; its time is the
+    wall time of the whole process.
+``xcover``
+    PyPI ``xcover`` (numba dancing cells, Knuth's algorithm C, with colours).
+    Measured warm: the child first solves a small problem so that numba's
+    compilation is not timed, then times the real solve.
+``exact-cover``
+    PyPI ``exact-cover`` (C dancing links, plain exact cover, dense input).
+``seed``
+    ``analysis/seed_method.py``: seed 004's method as written (dense products,
+    a Python loop over zero entries, a balanced tree of joins, no merging or
+    pruning).  Run only on tiny puzzles.
+
+Exact-cover encoding for the DLX peers, built from zipup's own
+:class:`~zipup.matrices.Problem` (so all tools see the same placements):
+
+* one item per board cell: primary for cells to be covered exactly once;
+  secondary (at most once) for the rest where the peer has secondary items
+  (xcover), else a one-cell slack option per such cell (exact-cover), which
+  fills an empty cell in exactly one way and so keeps the count;
+* one primary item per piece *copy*; the options of a piece with ``count = k``
+  are repeated for each of its k copies, so every configuration is found k!
+  times (once per assignment of the placements to the copies: never more,
+  since two copies never take the same placement), and the count is divided
+  by the product of the k! (an exact integer division, checked);
+* except when the puzzle is an exact cover and only one piece has ``count >
+  1``: that piece then gets no item at all, since covering every cell forces
+  exactly k of its placements, each set of them found once (32 dominoes on
+  8x8 would otherwise be found 32! times);
+* ``separate`` (same colours may not touch): xcover only, with colours.  For
+  every pair of touching cells (u, v) and every separated colour there is a
+  secondary item; an option of that colour touches the item when it covers u
+  or v, with its own option number as the item's colour, so two options can
+  both touch it only when one covers u and the other v, i.e. when they touch.
+  exact-cover cannot express it and is skipped;
+* ``slidable`` filters: neither DLX peer can express them; skipped.
+
+Puzzles run in one of two modes: ``count`` (the whole count; every tool that
+finishes must find the same count, equal to the known one, or the benchmark
+exits with status 1 naming the puzzle and the tools) or ``first`` (the first
+configuration only; used where a full count is out of reach for a peer).
+
+Usage::
+
+    python analysis/benchmark.py                          # everything
+    python analysis/benchmark.py --puzzles room,soma --tools zipup,seed
+    python analysis/benchmark.py --timeout 600 --markdown --output analysis/benchmark.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+
+# ----------------------------------------------------------------- puzzles
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark puzzle.
+
+    Attributes
+    ----------
+    name : str
+        Short name used on the command line and in the table.
+    file : str
+        Path relative to the repository root.
+    known : int or None
+        The published count of configurations (copies interchangeable).
+    mode : str
+        ``"count"`` or ``"first"``.
+    seed : bool
+        Whether the seed method can finish on it in reasonable time.
+    """
+
+    name: str
+    file: str
+    known: int | None
+    mode: str = "count"
+    seed: bool = False
+
+    @property
+    def path(self):
+        return ROOT / self.file
+
+
+CASES = [
+    Case("room", "puzzles/room.toml", 3, seed=True),
+    Case("north-colours", "puzzles/north-colours.toml", 32, seed=True),
+    Case("pentomino-3x20", "puzzles/pentomino-3x20.toml", 8),
+    Case("pentomino-5x12", "puzzles/pentomino-5x12.toml", 4040),
+    Case("pentomino-6x10", "puzzles/pentomino-6x10.toml", 9356),
+    Case("scott-8x8", "puzzles/scott-8x8.toml", 520),
+    Case("soma", "puzzles/soma.toml", 11520),
+    Case("domino-8x8", "puzzles/domino-8x8.toml", 12988816),
+    Case("box-3x4x5", "puzzles/box-3x4x5.toml", 476184),
+]
+EXTRA_CASES = [  # not run by default; name them with --puzzles
+    Case("domino-6x6", "puzzles/domino-6x6.toml", 6728),
+    Case("pentomino-4x15", "puzzles/pentomino-4x15.toml", 1472),
+    Case("pentomino-2x3x10", "puzzles/pentomino-2x3x10.toml", 96),
+    Case("box-3x4x5-first", "puzzles/box-3x4x5.toml", None, mode="first"),
+    Case("calibron-first", "puzzles/calibron.toml", None, mode="first"),
+]
+ALL_CASES = {c.name: c for c in CASES + EXTRA_CASES}
+
+
+def load_problem(path):
+    from zipup.matrices import configuration_matrices
+    from zipup.puzzle import load
+
+    puzzle = load(path)
+    return puzzle, configuration_matrices(puzzle)
+
+
+# ------------------------------------------------------- exact-cover encoding
+
+
+@dataclass
+class Encoding:
+    """An exact-cover (with colours) form of a Problem.
+
+    Attributes
+    ----------
+    options : list of list of int
+        Item numbers of each option; primary items are ``0 .. n_primary-1``.
+    colours : list of list of int
+        Colour of each item of each option (0: none).
+    n_primary, n_secondary : int
+    divisor : int
+        Divide the number of exact covers by this to count configurations.
+    slack : int
+        Number of one-cell slack options appended (exact-cover's stand-in for
+        secondary cells); 0 when secondary items are used.
+    """
+
+    options: list
+    colours: list
+    n_primary: int
+    n_secondary: int
+    divisor: int
+    slack: int = 0
+
+    @property
+    def n_items(self):
+        return self.n_primary + self.n_secondary
+
+
+def _touching_pairs(board, separate):
+    """Unordered pairs of board cell indices that touch under the separate rule."""
+    import itertools
+
+    ndim = board.ndim
+    if separate == "edge":
+        offs = [tuple(d if k == a else 0 for k in range(ndim)) for a in range(ndim) for d in (1, -1)]
+    else:
+        offs = [o for o in itertools.product((-1, 0, 1), repeat=ndim) if any(o)]
+    index = {c: i for i, c in enumerate(board.cells)}
+    pairs = set()
+    for c, i in index.items():
+        for o in offs:
+            j = index.get(tuple(a + b for a, b in zip(c, o)))
+            if j is not None and j != i:
+                pairs.add((min(i, j), max(i, j)))
+    return sorted(pairs)
+
+
+def encode(puzzle, problem, secondary=True, colours=True):
+    """Build the exact-cover encoding described in the module docstring.
+
+    Parameters
+    ----------
+    puzzle : zipup.puzzle.Puzzle or None
+    problem : zipup.matrices.Problem
+    secondary : bool
+        The peer has secondary items; else partial cells get slack options.
+    colours : bool
+        The peer has coloured secondary items (needed for ``separate``).
+
+    Raises
+    ------
+    Unsupported
+        When the peer cannot express the puzzle.
+    """
+    import numpy as np
+
+    if puzzle is not None and puzzle.slidable != "none":
+        raise Unsupported(f"slidable = {puzzle.slidable!r} filter")
+    if any(p.count is None for p in problem.pieces):
+        raise Unsupported("pieces usable any number of times")
+    separated = ()
+    if problem.n_marks:
+        if not colours:
+            raise Unsupported(f"separate = {puzzle.separate!r} colour rule")
+        from zipup.matrices import separating_colours
+
+        separated = separating_colours(puzzle)
+    primary = np.asarray(problem.primary, dtype=bool)
+    n_cells = len(primary)
+    multi = [p for p in problem.pieces if p.count > 1]
+    free_multi = primary.all() and len(multi) == 1
+    # primary items: cells to cover, then one per piece copy
+    cell_item = {}
+    n_primary = 0
+    for c in range(n_cells):
+        if primary[c] or not secondary:
+            cell_item[c] = n_primary
+            n_primary += 1
+    copy_items = []
+    for p in problem.pieces:
+        if free_multi and p.count > 1:
+            copy_items.append([None])
+        else:
+            copy_items.append(list(range(n_primary, n_primary + p.count)))
+            n_primary += p.count
+    n_secondary = 0
+    for c in range(n_cells):
+        if c not in cell_item:
+            cell_item[c] = n_primary + n_secondary
+            n_secondary += 1
+    edge_items = {}
+    if separated:
+        pairs = _touching_pairs(puzzle.board, puzzle.separate)
+        for k in range(len(separated)):
+            for u, v in pairs:
+                edge_items[(k, u, v)] = n_primary + n_secondary
+                n_secondary += 1
+        incident = {}
+        for u, v in pairs:
+            incident.setdefault(u, []).append((u, v))
+            incident.setdefault(v, []).append((u, v))
+    options, cols = [], []
+    divisor = 1
+    for p, piece in enumerate(problem.pieces):
+        if copy_items[p][0] is not None:
+            divisor *= math.factorial(piece.count)
+        m = piece.matrix
+        k = separated.index(piece.colour) if piece.colour in separated else None
+        for r in range(m.shape[0]):
+            cells = m.indices[m.indptr[r]:m.indptr[r + 1]].tolist()
+            base = [cell_item[c] for c in cells]
+            edges = []
+            if k is not None:
+                edges = sorted({edge_items[(k,) + e] for c in cells for e in incident.get(c, ())})
+            for item in copy_items[p]:
+                items = ([item] if item is not None else []) + base
+                colour = [0] * len(items)
+                if edges:
+                    tag = len(options) + 1  # the option's own number, as its colour
+                    items = items + edges
+                    colour = colour + [tag] * len(edges)
+                options.append(items)
+                cols.append(colour)
+    slack = 0
+    if not secondary:
+        for c in range(n_cells):
+            if not primary[c]:
+                options.append([cell_item[c]])
+                cols.append([0])
+                slack += 1
+    return Encoding(options, cols, n_primary, n_secondary, divisor, slack)
+
+
+class Unsupported(Exception):
+    """The peer cannot express this puzzle."""
+
+
+def exact_division(n, divisor, what):
+    if n % divisor:
+        raise RuntimeError(f"{what}: {n} exact covers is not a multiple of {divisor}")
+    return n // divisor
+
+
+# ----------------------------------------------------------------- tools
+
+
+class Tool:
+    """A tool under test.  Subclasses set ``name`` and implement :meth:`solve`.
+
+    The parent calls :meth:`unsupported` (a reason string, or None) and
+    :meth:`argv` (the child's command line); the child, started as
+    ``benchmark.py --child TOOL PUZZLE``, calls :meth:`solve`.
+    """
+
+    name = "?"
+    cli = False  # True: the child is the tool's own command, timed from outside
+
+    def unsupported(self, case, puzzle, problem):
+        return None
+
+    def argv(self, case, opts):
+        return [sys.executable, str(Path(__file__).resolve()), "--child", self.name, case.name,
+                "--plan", opts.plan]
+
+    def solve(self, case, opts):
+        """Run in the child: return ``(count or found, seconds)``."""
+        raise NotImplementedError
+
+    def parse(self, stdout):
+        """The child's result from its standard output."""
+        lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
+        return json.loads(lines[-1])
+
+
+class Zipup(Tool):
+    name = "zipup"
+
+    def solve(self, case, opts):
+        import zipup
+
+        puzzle = zipup.load(str(case.path))
+        t = time.perf_counter()
+        if case.mode == "first":
+            res = zipup.solve(puzzle, plan=opts.plan, limit=1)
+            n = len(getattr(res, "configurations", res) or ())
+        else:
+            n = zipup.count(puzzle, plan=opts.plan)
+        return int(n), time.perf_counter() - t
+
+
+class ZipupCli(Tool):
+    name = "zipup-cli"
+    cli = True
+
+    def unsupported(self, case, puzzle, problem):
+        if case.mode != "count":
+            return "the CLI benchmark counts only"
+        return None
+
+    def argv(self, case, opts):
+        return [sys.executable, "-m", "zipup", "enumerate", str(case.path), "--count",
+                "--plan", opts.plan]
+
+    def parse(self, stdout):
+        import re
+
+        lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
+        for ln in reversed(lines):
+            if re.fullmatch(r"[\d,_]+", ln):
+                return {"count": int(re.sub(r"[,_]", "", ln))}
+            m = re.search(r"([\d][\d,_]*)\s+configuration", ln) or re.search(r"count\D*([\d,_]+)", ln)
+            if m:
+                return {"count": int(re.sub(r"[,_]", "", m.group(1)))}
+        raise ValueError(f"no count in the output {stdout[-200:]!r}")
+
+
+class XCover(Tool):
+    name = "xcover"
+
+    def unsupported(self, case, puzzle, problem):
+        try:
+            encode(puzzle, problem, secondary=True, colours=True)
+        except Unsupported as e:
+            return f"cannot express the {e}"
+        return None
+
+    @staticmethod
+    def arrays(enc):
+        import numpy as np
+
+        flat = np.array([i for o in enc.options for i in o], dtype=np.uint32)
+        ptr = np.zeros(len(enc.options) + 1, dtype=np.uint32)
+        ptr[1:] = np.cumsum([len(o) for o in enc.options])
+        colours = np.array([c for o in enc.colours for c in o], dtype=np.uint32)
+        return flat, ptr, colours, np.uint32(enc.n_items), np.uint32(enc.n_secondary)
+
+    def solve(self, case, opts):
+        import numpy as np
+        from xcover import algorithm_c
+
+        # Warm up: a 2x3 domino exact cover (3 solutions), so numba is compiled.
+        opts_w = np.array([0, 1, 2, 3, 4, 5, 0, 2, 2, 4, 1, 3, 3, 5], dtype=np.uint32)
+        ptr_w = np.array([0, 2, 4, 6, 8, 10, 12, 14], dtype=np.uint32)
+        assert sum(1 for _ in algorithm_c(opts_w, ptr_w, np.zeros(14, np.uint32),
+                                          np.uint32(6), np.uint32(0))) == 3
+        puzzle, problem = load_problem(case.path)
+        enc = encode(puzzle, problem, secondary=True, colours=True)
+        arrs = self.arrays(enc)
+        t = time.perf_counter()
+        gen = algorithm_c(*arrs)
+        if case.mode == "first":
+            n = 1 if next(gen, None) is not None else 0
+            return n, time.perf_counter() - t
+        n = 0
+        for _ in gen:
+            n += 1
+        dt = time.perf_counter() - t
+        return exact_division(n, enc.divisor, "xcover"), dt
+
+
+class ExactCover(Tool):
+    name = "exact-cover"
+
+    def unsupported(self, case, puzzle, problem):
+        try:
+            enc = encode(puzzle, problem, secondary=False, colours=False)
+        except Unsupported as e:
+            return f"cannot express the {e}"
+        if len(enc.options) * enc.n_items > 2 * 10**8:
+            return f"dense input of {len(enc.options)} x {enc.n_items} is too large"
+        return None
+
+    def solve(self, case, opts):
+        import numpy as np
+        import exact_cover
+
+        puzzle, problem = load_problem(case.path)
+        enc = encode(puzzle, problem, secondary=False, colours=False)
+        mat = np.zeros((len(enc.options), enc.n_items), dtype=bool)
+        for r, o in enumerate(enc.options):
+            mat[r, o] = True
+        t = time.perf_counter()
+        if case.mode == "first":
+            try:
+                exact_cover.get_exact_cover(mat)
+                n = 1
+            except exact_cover.error.NoSolution:
+                n = 0
+            return n, time.perf_counter() - t
+        n = int(exact_cover.get_solution_count(mat))
+        dt = time.perf_counter() - t
+        return exact_division(n, enc.divisor, "exact-cover"), dt
+
+
+class Seed(Tool):
+    name = "seed"
+
+    def unsupported(self, case, puzzle, problem):
+        if not case.seed:
+            return "too large for the seed method (dense joins with no pruning)"
+        if case.mode != "count":
+            return "the seed method only enumerates everything"
+        return None
+
+    def solve(self, case, opts):
+        import seed_method
+
+        puzzle, problem = load_problem(case.path)
+        t = time.perf_counter()
+        n, _ = seed_method.seed_count(problem)
+        return n, time.perf_counter() - t
+
+
+TOOLS = {t.name: t for t in (Zipup(), ZipupCli(), XCover(), ExactCover(), Seed())}
+DEFAULT_TOOLS = ["zipup", "xcover", "exact-cover", "seed"]
+
+
+# ------------------------------------------------------------- the runs
+
+
+@dataclass
+class Result:
+    case: str
+    tool: str
+    status: str  # ok, timeout, skipped, error
+    count: int | None = None
+    seconds: float | None = None  # the solve, timed by the child (or the whole CLI run)
+    wall: float | None = None  # the whole child process
+    rss_mb: float | None = None  # peak resident memory of the child
+    note: str = ""
+
+
+def run_child(argv, timeout):
+    """Run a child process; return (stdout, stderr, returncode, wall, peak RSS in MB, timed_out)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                cwd=str(ROOT), start_new_session=True)
+        timed_out = threading.Event()
+
+        def kill():
+            timed_out.set()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(timeout, kill) if timeout else None
+        if timer:
+            timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        if timer:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)  # tell Popen it is reaped
+        out.seek(0)
+        err.seek(0)
+        # ru_maxrss is in kilobytes on Linux (bytes on macOS)
+        scale = 1 / 1024 if sys.platform != "darwin" else 1 / 2**20
+        return (out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                proc.returncode, wall, usage.ru_maxrss * scale, timed_out.is_set())
+
+
+def run_one(tool, case, puzzle, problem, opts):
+    reason = tool.unsupported(case, puzzle, problem)
+    if reason:
+        return Result(case.name, tool.name, "skipped", note=reason)
+    argv = tool.argv(case, opts)
+    if opts.verbose:
+        print("$ " + shlex.join(argv), file=sys.stderr, flush=True)
+    out, err, rc, wall, rss, timed_out = run_child(argv, opts.timeout)
+    r = Result(case.name, tool.name, "ok", wall=wall, rss_mb=rss)
+    if timed_out:
+        r.status, r.note = "timeout", f"killed after {opts.timeout:g} s"
+        return r
+    try:
+        data = tool.parse(out)
+    except Exception as e:  # noqa: BLE001 - reported, not hidden
+        data = {"status": "error", "note": f"{type(e).__name__}: {e}"}
+    if rc != 0 or data.get("status", "ok") != "ok":
+        last = (err.strip().splitlines() or [""])[-1]
+        r.status = data.get("status", "error") if rc == 0 else "error"
+        r.note = data.get("note") or f"exit {rc}: {last}"
+        return r
+    r.count = data.get("count")
+    r.seconds = data.get("seconds", wall)
+    return r
+
+
+def child_main(tool_name, case_name, opts):
+    """Entry point of a child process: solve and print one JSON line."""
+    tool, case = TOOLS[tool_name], ALL_CASES[case_name]
+    try:
+        n, dt = tool.solve(case, opts)
+        print(json.dumps({"status": "ok", "count": int(n), "seconds": dt}), flush=True)
+    except Unsupported as e:
+        print(json.dumps({"status": "skipped", "note": str(e)}), flush=True)
+    except Exception as e:  # noqa: BLE001 - reported by the parent
+        import traceback
+
+        traceback.print_exc()
+        print(json.dumps({"status": "error", "note": f"{type(e).__name__}: {e}"}), flush=True)
+        return 1
+    return 0
+
+
+# ------------------------------------------------------------- reporting
+
+
+def _fmt_time(s):
+    if s is None:
+        return ""
+    return f"{s:.3f}" if s < 10 else f"{s:.1f}"
+
+
+def _fmt_ratio(a, b):
+    if a is None or b is None or b <= 0:
+        return ""
+    return f"{a / b:.2f}"
+
+
+def table(results, cases, markdown=False):
+    zip_row = {}
+    for r in results:
+        if r.tool == "zipup" and r.status == "ok":
+            zip_row[r.case] = r
+    for r in results:  # fall back to the CLI run when the API run is absent
+        if r.tool == "zipup-cli" and r.status == "ok":
+            zip_row.setdefault(r.case, r)
+    mode = {c.name: c.mode for c in cases}
+    head = ["puzzle", "tool", "time s", "wall s", "peak RSS MB", "count", "zipup/peer time",
+            "zipup/peer RSS", "note"]
+    rows = []
+    for r in results:
+        z = zip_row.get(r.case)
+        peer = r.status == "ok" and z is not None and not r.tool.startswith("zipup")
+        if r.status == "ok":
+            cnt = f"{r.count:,}" if mode[r.case] == "count" else ("found" if r.count else "none")
+        else:
+            cnt = r.status
+        rows.append([r.case, r.tool, _fmt_time(r.seconds), _fmt_time(r.wall),
+                     f"{r.rss_mb:.0f}" if r.rss_mb is not None else "", cnt,
+                     _fmt_ratio(z.seconds, r.seconds) if peer else "",
+                     _fmt_ratio(z.rss_mb, r.rss_mb) if peer else "", r.note])
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |",
+                 "|" + "|".join("---" if i in (0, 1, 8) else "---:" for i in range(len(head))) + "|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
+              for i, h in enumerate(head)]
+    right = {2, 3, 4, 5, 6, 7}
+
+    def fmt(row):
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+
+    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(row) for row in rows])
+
+
+def check_counts(results, cases):
+    """Messages for every disagreement: between tools, or with the known count."""
+    problems = []
+    for case in cases:
+        got = [r for r in results if r.case == case.name and r.status == "ok"]
+        if case.mode == "first":
+            for r in got:
+                if not r.count:
+                    problems.append(f"{case.name}: {r.tool} found no configuration")
+            continue
+        counts = {}
+        for r in got:
+            counts.setdefault(r.count, []).append(r.tool)
+        if len(counts) > 1:
+            problems.append(f"{case.name}: counts disagree: " + "; ".join(
+                f"{', '.join(tools)} found {n:,}" for n, tools in sorted(counts.items())))
+        if case.known is not None:
+            for n, tools in counts.items():
+                if n != case.known:
+                    problems.append(f"{case.name}: {', '.join(tools)} found {n:,}, "
+                                    f"the known count is {case.known:,}")
+    return problems
+
+
+def environment():
+    """One line on versions, for the report."""
+    import platform
+
+    parts = [f"Python {platform.python_version()}"]
+    for mod in ("numpy", "scipy", "numba", "xcover"):
+        try:
+            parts.append(f"{mod} {__import__(mod).__version__}")
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        from importlib.metadata import version
+
+        parts.append(f"exact-cover {version('exact-cover')}")
+    except Exception:  # noqa: BLE001
+        pass
+    parts.append(f"{os.cpu_count()} CPUs")
+    return ", ".join(parts)
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        description="Benchmark zipup against xcover, exact-cover and the seed method.",
+        epilog="Puzzles: " + ", ".join(ALL_CASES) + ".  Tools: " + ", ".join(TOOLS) + ".")
+    ap.add_argument("--puzzles", help="comma-separated subset (default: "
+                    + ",".join(c.name for c in CASES) + ")")
+    ap.add_argument("--tools", help="comma-separated subset (default: " + ",".join(DEFAULT_TOOLS) + ")")
+    ap.add_argument("--timeout", type=float, default=600.0,
+                    help="seconds per run before it is killed and reported as 'timeout' (default 600; 0: none)")
+    ap.add_argument("--plan", default="auto", help="zipup's plan (default auto)")
+    ap.add_argument("--markdown", action="store_true", help="print a markdown table")
+    ap.add_argument("--output", help="also write the table to this file")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each child's command")
+    ap.add_argument("--child", nargs=2, metavar=("TOOL", "PUZZLE"), help=argparse.SUPPRESS)
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    opts = parse_args(argv)
+    if opts.child:
+        return child_main(*opts.child, opts)
+    names = opts.puzzles.split(",") if opts.puzzles else [c.name for c in CASES]
+    tools = opts.tools.split(",") if opts.tools else DEFAULT_TOOLS
+    for n in names:
+        if n not in ALL_CASES:
+            sys.exit(f"benchmark: unknown puzzle {n!r}; expected one of {', '.join(ALL_CASES)}")
+    for t in tools:
+        if t not in TOOLS:
+            sys.exit(f"benchmark: unknown tool {t!r}; expected one of {', '.join(TOOLS)}")
+    cases = [ALL_CASES[n] for n in names]
+    results = []
+    for case in cases:
+        puzzle, problem = load_problem(case.path)
+        for t in tools:
+            r = run_one(TOOLS[t], case, puzzle, problem, opts)
+            results.append(r)
+            shown = f"{r.count:,}" if r.count is not None else r.status
+            print(f"{case.name:18} {t:12} {shown:>14}  {_fmt_time(r.seconds) or '-':>8} s"
+                  f"  {r.rss_mb or 0:7.0f} MB  {r.note}", file=sys.stderr, flush=True)
+    text = table(results, cases, markdown=opts.markdown)
+    env = environment()
+    text += ("\n\n" if opts.markdown else "\n") + env
+    print(text)
+    if opts.output:
+        Path(opts.output).write_text(text + "\n")
+    problems = check_counts(results, cases)
+    if problems:
+        print("\nBENCHMARK FAILED: counts disagree", file=sys.stderr)
+        for p in problems:
+            print("  " + p, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""The Python API: load a puzzle, count or list its configurations.
+
+These functions tie the stages together; the command line is a thin layer
+over them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+from pathlib import Path
+
+from .filters import default_filters
+from .matrices import Problem, configuration_matrices
+from .plans import get_plan
+
+__all__ = ["as_problem", "count", "enumerate", "load", "solve"]
+
+
+def load(path, format=None, problem=None):
+    """Read a puzzle file.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+    format : str, optional
+        ``toml``, ``dpf``, ``dpfg``, ``dlx`` or ``xmpuzzle``; by default
+        from the file's extension.
+    problem : int, optional
+        Which problem of a BurrTools file (default: the first).
+
+    Returns
+    -------
+    Puzzle or Problem
+        A :class:`~zipup.puzzle.Puzzle` where the file has geometry, else a
+        :class:`~zipup.matrices.Problem`.
+
+    Examples
+    --------
+    >>> import zipup
+    >>> zipup.load("puzzles/room.toml").name
+    'Wooden room'
+    """
+    ext = (format or Path(path).suffix.lstrip(".")).lower()
+    if ext in ("toml", ""):
+        from .puzzle import load as load_toml
+
+        return load_toml(path)
+    from .formats import read
+
+    return read(path, format=format, problem=problem)
+
+
+def as_problem(puzzle):
+    """A :class:`~zipup.matrices.Problem` from a Puzzle (built) or a Problem (as is)."""
+    return puzzle if isinstance(puzzle, Problem) else configuration_matrices(puzzle)
+
+
+def solve(puzzle, plan="auto", *, count_only=False, tree=None, kernel="bits", memory=None):
+    """Run a plan; the :class:`~zipup.plans.Result` holds the count, the stats and a lister.
+
+    Only the in-plan constraints (cover, separation) are applied; see
+    :func:`enumerate` for the post-stage filters.
+
+    Examples
+    --------
+    >>> import zipup
+    >>> r = zipup.solve(zipup.load("puzzles/room.toml"), plan="balanced",
+    ...                 tree="((T,T),((S,V),Z))", count_only=True)
+    >>> r.count, [s.rows_out for s in r.stats]
+    (52, [464, 544, 1212, 52])
+    """
+    problem = as_problem(puzzle)
+    return get_plan(plan, tree).run(problem, count_only=count_only, kernel=kernel, memory=memory)
+
+
+def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, tree=None,
+              kernel="bits", memory=None):
+    """Iterate over the configurations that pass every filter.
+
+    Parameters
+    ----------
+    puzzle : Puzzle or Problem
+    plan : str or Plan
+    filters : list of Filter, optional
+        Default: what the puzzle file asks for (:func:`~zipup.filters.default_filters`).
+    slidable : {"none", "quick", "exact"}, optional
+        Overrides the file's ``[filters] slidable``.
+    limit : int, optional
+        Stop after this many.
+
+    Yields
+    ------
+    Configuration
+
+    Examples
+    --------
+    >>> import zipup
+    >>> room = zipup.load("puzzles/room.toml")
+    >>> sum(1 for _ in zipup.enumerate(room, slidable="none"))
+    52
+    """
+    problem = as_problem(puzzle)
+    if filters is None:
+        filters = default_filters(problem, slidable)
+    result = solve(problem, plan, tree=tree, kernel=kernel, memory=memory)
+    configs = result.configurations()
+    for f in filters:
+        configs = f.apply(problem, configs)
+    return itertools.islice(configs, limit) if limit is not None else configs
+
+
+def count(puzzle, plan="auto", *, filters=None, slidable=None, tree=None, kernel="bits", memory=None):
+    """The exact number of configurations that pass every filter.
+
+    Counts without listing when every filter is enforced inside the plan.
+
+    Examples
+    --------
+    >>> import zipup
+    >>> room = zipup.load("puzzles/room.toml")
+    >>> zipup.count(room, slidable="none"), zipup.count(room)
+    (52, 3)
+    """
+    problem = as_problem(puzzle)
+    if filters is None:
+        filters = default_filters(problem, slidable)
+    if all(f.in_plan for f in filters):
+        return solve(problem, plan, count_only=True, tree=tree, kernel=kernel, memory=memory).count
+    return builtins.sum(1 for _ in enumerate(problem, plan, filters=filters, tree=tree, kernel=kernel,
+                                             memory=memory))
