@@ -56,7 +56,7 @@ def as_problem(puzzle):
     return puzzle if isinstance(puzzle, Problem) else configuration_matrices(puzzle)
 
 
-def solve(puzzle, plan="auto", *, count_only=False, tree=None, kernel="bits", memory=None):
+def solve(puzzle, plan="auto", *, count_only=False, tree=None, kernel="auto", memory=None):
     """Run a plan; the :class:`~zipup.plans.Result` holds the count, the stats and a lister.
 
     Only the in-plan constraints (cover, separation) are applied; see
@@ -75,7 +75,7 @@ def solve(puzzle, plan="auto", *, count_only=False, tree=None, kernel="bits", me
 
 
 def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, tree=None,
-              kernel="bits", memory=None):
+              kernel="auto", memory=None):
     """Iterate over the configurations that pass every filter.
 
     Parameters
@@ -110,7 +110,7 @@ def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, t
     return itertools.islice(configs, limit) if limit is not None else configs
 
 
-def count(puzzle, plan="auto", *, filters=None, slidable=None, tree=None, kernel="bits", memory=None):
+def count(puzzle, plan="auto", *, filters=None, slidable=None, tree=None, kernel="auto", memory=None):
     """The exact number of configurations that pass every filter.
 
     Counts without listing when every filter is enforced inside the plan.

@@ -65,8 +65,10 @@ _plan_opt = click.option("--plan", type=click.Choice(["auto", "balanced", "sweep
                          show_default=True, help="How to arrange the joins.")
 _tree_opt = click.option("--tree", default=None, metavar="SHAPE",
                          help='Shape of the balanced tree, e.g. "((T,T),((S,V),Z))".')
-_kernel_opt = click.option("--kernel", type=click.Choice(["bits", "sparse"]), default="bits",
-                           show_default=True, help="Join kernel (sparse is the A·Bᵀ reference).")
+_kernel_opt = click.option("--kernel", type=click.Choice(["auto", "bits", "compiled", "sparse"]),
+                           default="auto", show_default=True,
+                           help="Join kernel: sparse is the A·Bᵀ reference, bits packs rows into "
+                                "uint64 words, compiled uses numba loops, auto picks by size.")
 
 
 def _load(file, input_format, problem_no):

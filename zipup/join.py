@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["BitsKernel", "Kernel", "SparseKernel", "get_kernel", "join", "pack", "unpack"]
+__all__ = ["AutoKernel", "BitsKernel", "CompiledKernel", "Kernel", "SparseKernel", "get_kernel", "join", "pack", "unpack"]
 
 #: Default bytes one block of a kernel may allocate for its temporaries.
 BLOCK_BYTES = 64 << 20
@@ -104,6 +104,50 @@ class Kernel:
         """
         raise NotImplementedError
 
+    def expand(self, keys, shift, win, add, field, cap, block_bytes=BLOCK_BYTES):
+        """One step of the compact frontier sweep: sorted states x one cell's placements.
+
+        States are single ``uint64`` keys ``[window | counters]`` with the window
+        above bit ``shift``; placement ``g`` fits state ``s`` when their windows
+        do not collide (``A @ B.T == 0`` on the windows) and the piece's counter
+        is below its count (``keys[s] & field[g] < cap[g]``).  The windows are
+        tested once per distinct window (the keys are sorted, so equal windows
+        are adjacent) and the result fanned out.
+
+        Parameters
+        ----------
+        keys : ndarray of uint64, shape (n,), sorted
+        shift : numpy.uint64
+        win, add, field, cap : ndarray of uint64, shape (m,)
+            Placement windows (bit 0: the swept cell), what a placement adds to
+            a key, its counter field mask, and ``count << offset``.
+
+        Returns
+        -------
+        s, g : ndarray of int64
+            Fitting (state, placement) pairs.
+        new : ndarray of uint64
+            ``keys[s] + add[g]``.
+        """
+        tw = keys >> shift
+        runs = np.empty(len(tw), dtype=bool)
+        if len(tw):
+            runs[0] = True
+            np.not_equal(tw[1:], tw[:-1], out=runs[1:])
+        run = np.cumsum(runs) - 1
+        uw = tw[runs]
+        u, g = self.pairs(uw[:, None], win[:, None], block_bytes=block_bytes)
+        per_u = np.bincount(u, minlength=len(uw))
+        ustart = np.cumsum(per_u) - per_u
+        per = per_u[run]  # candidate placements of each state: those that fit its window
+        s_rep = np.repeat(np.arange(len(keys)), per)
+        idx = np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per - ustart[run], per)
+        kr = keys[s_rep]
+        gi = g[idx]
+        ok = (kr & field[gi]) < cap[gi]
+        gi = gi[ok]
+        return s_rep[ok], gi, kr[ok] + add[gi]
+
     @staticmethod
     def _block_rows(n_b, w, budget):
         return max(1, budget // max(1, n_b * w * 8))
@@ -169,15 +213,60 @@ class BitsKernel(Kernel):
         return _cat(out_i), _cat(out_j)
 
 
+class CompiledKernel(BitsKernel):
+    """Compiled loops (numba) for the frontier sweep; pairs as :class:`BitsKernel`.
+
+    The first use compiles (a few seconds) and caches the machine code next
+    to the package, so later runs start at once.
+    """
+
+    name = "compiled"
+
+    def expand(self, keys, shift, win, add, field, cap, block_bytes=BLOCK_BYTES):
+        from ._compiled import sweep_expand
+
+        s, g, new, nnz = sweep_expand(keys, np.uint64(shift), win, add, field, cap)
+        self.last_nnz = int(nnz)
+        return s, g, new
+
+
+class AutoKernel(BitsKernel):
+    """:class:`BitsKernel`, switching to :class:`CompiledKernel` for big sweep steps.
+
+    Small puzzles never pay numba's start-up; big ones get compiled loops.
+    Every kernel gives the same results, so switching per step is safe.
+    """
+
+    name = "auto"
+    threshold = 50_000
+
+    def __init__(self):
+        self._compiled = None
+
+    def expand(self, keys, shift, win, add, field, cap, block_bytes=BLOCK_BYTES):
+        if len(keys) >= self.threshold and self._compiled is not False:
+            if self._compiled is None:
+                try:
+                    import numba  # noqa: F401
+                    self._compiled = CompiledKernel()
+                except ImportError:
+                    self._compiled = False
+            if self._compiled:
+                out = self._compiled.expand(keys, shift, win, add, field, cap, block_bytes)
+                self.last_nnz = self._compiled.last_nnz
+                return out
+        return super().expand(keys, shift, win, add, field, cap, block_bytes)
+
+
 def _cat(parts):
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
 
 
-_KERNELS = {"sparse": SparseKernel, "bits": BitsKernel}
+_KERNELS = {"auto": AutoKernel, "bits": BitsKernel, "compiled": CompiledKernel, "sparse": SparseKernel}
 
 
 def get_kernel(kernel):
-    """A kernel instance from a name (``"sparse"``, ``"bits"``) or an instance."""
+    """A kernel instance from a name (``auto``, ``bits``, ``compiled``, ``sparse``) or an instance."""
     if isinstance(kernel, Kernel):
         return kernel
     try:

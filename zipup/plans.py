@@ -132,7 +132,10 @@ def _group_sum(values, starts):
 
 
 def _total(values):
-    return int(sum(values.tolist())) if values.dtype == object else int(values.sum(dtype=object))
+    """Exact sum as a Python int."""
+    if values.dtype != object and (not len(values) or int(values.max()) * len(values) < _INT64_SAFE):
+        return int(values.sum())
+    return int(sum(values.tolist()))
 
 
 # ------------------------------------------------------------ merging
@@ -177,7 +180,7 @@ class Plan:
 
     name = "?"
 
-    def run(self, problem, *, count_only=False, kernel="bits", memory=None):
+    def run(self, problem, *, count_only=False, kernel="auto", memory=None):
         """Solve ``problem``; return a :class:`Result`."""
         raise NotImplementedError
 
@@ -365,7 +368,7 @@ class Balanced(Plan):
         walk(self._tree(problem))
         return biggest
 
-    def run(self, problem, *, count_only=False, kernel="bits", memory=None):
+    def run(self, problem, *, count_only=False, kernel="auto", memory=None):
         kern = get_kernel(kernel)
         tree = self._tree(problem)
         budget = _block_budget(memory)
@@ -564,20 +567,108 @@ class Sweep(Plan):
     name = "sweep"
 
     def estimate(self, problem):
-        """2 ** (cross-section cells) times the number of piece subsets in play, roughly."""
+        """Rows the sweep may hold: 2 ** (span of a placement in sweep order), roughly."""
         order = sweep_order(problem)
         pos = np.empty(len(order), dtype=np.int64)
         pos[order] = np.arange(len(order))
-        span = 1
-        for p in problem.pieces:
-            m = p.matrix
-            if m.shape[0]:
-                ps = pos[m.indices]
-                starts = m.indptr[:-1]
-                span = max(span, int((np.maximum.reduceat(ps, starts) - np.minimum.reduceat(ps, starts)).max()) + 1)
-        return float(2 ** min(span, 60))
+        return float(2 ** min(_span(problem, pos), 60))
 
-    def run(self, problem, *, count_only=False, kernel="bits", memory=None):
+    def run(self, problem, *, count_only=False, kernel="auto", memory=None):
+        order = sweep_order(problem)
+        pos = np.empty(problem.n_columns, dtype=np.int64)
+        pos[order] = np.arange(problem.n_columns)
+        bits = sum(max(1, p.count.bit_length()) for p in problem.pieces if p.count is not None)
+        if problem.n_marks == 0 and _span(problem, pos) + bits <= 64:
+            return self._run_compact(problem, order, pos, bits, count_only, get_kernel(kernel),
+                                     _block_budget(memory))
+        return self._run_general(problem, count_only=count_only, kernel=kernel, memory=memory)
+
+    def _run_compact(self, problem, order, pos, bits, count_only, kern, budget):
+        """The sweep with every state in one uint64 key: [window of cells ahead | piece counters].
+
+        The window's bit 0 is the cell being swept.  Keys stay sorted after each
+        merge, so states with equal windows are adjacent: the overlap test is
+        done once per distinct window (``A @ B.T`` over distinct windows x the
+        cell's placements) and then fanned out to the states that share it.
+        """
+        n = problem.n_columns
+        pieces = problem.pieces
+        one = np.uint64(1)
+        off = np.zeros(len(pieces), np.uint64)
+        fmask = np.zeros(len(pieces), np.uint64)
+        cap = np.zeros(len(pieces), np.uint64)
+        counted = np.zeros(len(pieces), dtype=bool)
+        used = 0
+        full = 0
+        for p, pr in enumerate(pieces):
+            if pr.count is None:
+                continue
+            b = max(1, pr.count.bit_length())
+            off[p], fmask[p], cap[p], counted[p] = used, (1 << b) - 1, pr.count, True
+            full |= pr.count << used
+            used += b
+        P = np.uint64(bits)
+        pmask = np.uint64((1 << bits) - 1)
+        full = np.uint64(full)
+        gpiece, grow, first, gwin = _placement_windows(problem, pos)
+        inc = np.where(counted[gpiece], one << off[gpiece], np.uint64(0)).astype(np.uint64)
+        add = (gwin << P) + inc  # fits, so OR-ing the window is adding it
+        # (key & field) < capfield  <=>  the piece's counter is below its count
+        field = np.where(counted[gpiece], fmask[gpiece] << off[gpiece], np.uint64(0)).astype(np.uint64)
+        capfield = np.where(counted[gpiece], cap[gpiece] << off[gpiece], np.uint64(1)).astype(np.uint64)
+        gsort = np.argsort(first, kind="stable")
+        gstart = np.searchsorted(first[gsort], np.arange(n + 1))
+        primary_pos = problem.primary[order]
+
+        keys = np.zeros(1, np.uint64)
+        mult = np.ones(1, dtype=np.int64)
+        stats, backs = [], []
+        for k in range(n):
+            t0 = time.perf_counter()
+            covered = ((keys >> P) & one).astype(bool)
+            pas = np.flatnonzero(covered) if primary_pos[k] else np.arange(len(keys))
+            todo = np.flatnonzero(~covered)
+            gids = gsort[gstart[k]:gstart[k + 1]]
+            tk = keys[todo]
+            s_idx, gl, new = kern.expand(tk, P, gwin[gids], add[gids], field[gids], capfield[gids],
+                                         block_bytes=budget)
+            nnz = kern.last_nnz
+            src = todo[s_idx]
+            gg = gids[gl]
+            allk = np.concatenate([keys[pas], new])
+            mult = np.concatenate([mult[pas], mult[src]])
+            plain = _total(mult)
+            rows_out = len(allk)
+            allk = ((allk >> (P + one)) << P) | (allk & pmask)  # cell k is decided: shift it out
+            order_k = np.argsort(allk, kind="stable")
+            sk = allk[order_k]
+            flags = np.empty(len(sk), dtype=bool)
+            if len(sk):
+                flags[0] = True
+                np.not_equal(sk[1:], sk[:-1], out=flags[1:])
+            starts = np.flatnonzero(flags)
+            mult = _group_sum(mult[order_k], starts)
+            keys = sk[starts]
+            if not count_only:
+                parent = np.concatenate([pas, src])
+                placement = np.concatenate([np.full(len(pas), -1), gg])
+                backs.append((parent, placement, order_k, np.append(starts, len(sk))))
+            stats.append(Step(self.name, k, f"cell {_colname(problem, order[k])}",
+                              (len(todo), len(gids)), nnz, plain, rows_out, len(keys), 0,
+                              int(keys.nbytes + mult.nbytes), time.perf_counter() - t0))
+            if len(keys) == 0:
+                break
+        finals = (np.flatnonzero((keys & pmask) == full) if len(stats) == n
+                  else np.zeros(0, np.int64))
+        count = _total(mult[finals]) if len(finals) else 0
+        lister = None
+        if not count_only:
+            def lister():
+                return _walk_sweep(backs, finals, gpiece, grow)
+        return Result(count=count, stats=stats, plan=self.name, _lister=lister)
+
+    def _run_general(self, problem, *, count_only=False, kernel="auto", memory=None):
+        """The sweep with multi-word states (wide windows, marks and forbids)."""
         kern = get_kernel(kernel)
         budget = _block_budget(memory)
         n = problem.n_columns
@@ -691,6 +782,39 @@ class Sweep(Plan):
         return Result(count=count, stats=stats, plan=self.name, _lister=lister)
 
 
+def _span(problem, pos):
+    """Longest extent of a placement in sweep positions (last - first + 1)."""
+    span = 1
+    for p in problem.pieces:
+        m = p.matrix
+        if m.shape[0]:
+            ps = pos[m.indices]
+            starts = m.indptr[:-1]
+            span = max(span, int((np.maximum.reduceat(ps, starts) - np.minimum.reduceat(ps, starts)).max()) + 1)
+    return span
+
+
+def _placement_windows(problem, pos):
+    """Every placement's piece, row, first sweep position and cells relative to it (uint64 bits)."""
+    gpiece, grow, first, gwin = [], [], [], []
+    for p, pr in enumerate(problem.pieces):
+        m = pr.matrix
+        if not m.shape[0]:
+            continue
+        ps = pos[m.indices]
+        f = np.minimum.reduceat(ps, m.indptr[:-1])
+        rel = (ps - np.repeat(f, np.diff(m.indptr))).astype(np.uint64)
+        gwin.append(np.bitwise_or.reduceat(np.left_shift(np.uint64(1), rel), m.indptr[:-1]))
+        gpiece.append(np.full(m.shape[0], p))
+        grow.append(np.arange(m.shape[0]))
+        first.append(f)
+    if not gpiece:
+        z = np.zeros(0, np.int64)
+        return z, z, z, np.zeros(0, np.uint64)
+    return (np.concatenate(gpiece), np.concatenate(grow), np.concatenate(first),
+            np.concatenate(gwin).astype(np.uint64))
+
+
 def _colname(problem, c):
     col = problem.columns[c]
     return str(col) if not isinstance(col, tuple) else "(" + ", ".join(map(str, col)) + ")"
@@ -731,7 +855,7 @@ class Auto(Plan):
         swp = Sweep().estimate(problem)
         return Balanced() if bal <= min(swp, 2e5) else Sweep()
 
-    def run(self, problem, *, count_only=False, kernel="bits", memory=None):
+    def run(self, problem, *, count_only=False, kernel="auto", memory=None):
         return self.choose(problem).run(problem, count_only=count_only, kernel=kernel, memory=memory)
 
 
