@@ -378,7 +378,6 @@ class Balanced(Plan):
         primary = _full_words(problem, problem.primary)
         counts = {i: p.count for i, p in enumerate(problem.pieces)}
         exact_root = problem.exact and problem.n_marks == 0
-        all_leaves = _leaves(tree)
         leaf_rows = {}
         seen = {}
 
@@ -401,8 +400,7 @@ class Balanced(Plan):
             a = build(t[0], False)
             b = build(t[1], False)
             return self._join(problem, a, b, kern, budget, is_root and exact_root, is_root,
-                              primary, wc, swap, counts, stats, count_only,
-                              remaining=[x for x in set(all_leaves)], tree_pieces=None)
+                              primary, wc, swap, counts, stats, count_only)
 
         root = build(tree, True)
         if not isinstance(tree, tuple):  # a single piece: the root is a leaf
@@ -414,7 +412,7 @@ class Balanced(Plan):
         return Result(count=count, stats=stats, plan=self.name, _lister=lister)
 
     def _join(self, problem, a, b, kern, budget, hashed, is_root, primary, wc, swap, counts,
-              stats, count_only, remaining, tree_pieces):
+              stats, count_only):
         t0 = time.perf_counter()
         label = f"({a.label},{b.label})"
         both = [p for p in a.ords if p in b.ords]
@@ -562,9 +560,22 @@ class Sweep(Plan):
 
     Columns of the running matrix are the cells still ahead plus the pieces used
     (a counter for copies); after every step equal rows are merged.
+
+    Parameters
+    ----------
+    compact : bool
+        Keep each state in one ``uint64`` when it fits (the fast path); with
+        ``False`` always use multi-word rows (the general path, same results).
+    prune : bool
+        On the fast path, drop states that leave one of the next empty cells
+        impossible to cover (needs numba; counts are the same either way).
     """
 
     name = "sweep"
+
+    def __init__(self, compact=True, prune=True):
+        self.compact = compact
+        self.prune = prune
 
     def estimate(self, problem):
         """Rows the sweep may hold: 2 ** (span of a placement in sweep order), roughly."""
@@ -578,7 +589,7 @@ class Sweep(Plan):
         pos = np.empty(problem.n_columns, dtype=np.int64)
         pos[order] = np.arange(problem.n_columns)
         bits = sum(max(1, p.count.bit_length()) for p in problem.pieces if p.count is not None)
-        if problem.n_marks == 0 and _span(problem, pos) + bits <= 64:
+        if self.compact and problem.n_marks == 0 and _span(problem, pos) + bits <= 64:
             return self._run_compact(problem, order, pos, bits, count_only, get_kernel(kernel),
                                      _block_budget(memory))
         return self._run_general(problem, count_only=count_only, kernel=kernel, memory=memory)
@@ -619,6 +630,8 @@ class Sweep(Plan):
         gsort = np.argsort(first, kind="stable")
         gstart = np.searchsorted(first[gsort], np.arange(n + 1))
         primary_pos = problem.primary[order]
+        prune = _Lookahead(problem, pos, primary_pos, first, gwin, field, capfield) if self.prune else None
+        prune = prune or None
 
         keys = np.zeros(1, np.uint64)
         mult = np.ones(1, dtype=np.int64)
@@ -649,12 +662,21 @@ class Sweep(Plan):
             starts = np.flatnonzero(flags)
             mult = _group_sum(mult[order_k], starts)
             keys = sk[starts]
+            pruned = 0
+            if prune is not None and k + 1 < n and len(keys) >= prune.threshold:
+                alive = prune(keys, P, k + 1)
+                pruned = int(len(keys) - alive.sum())
+                if pruned:
+                    keep = np.flatnonzero(alive)
+                    keys, mult = keys[keep], mult[keep]
+                    starts = starts[keep]  # back-pointers of pruned rows are never walked
             if not count_only:
                 parent = np.concatenate([pas, src])
                 placement = np.concatenate([np.full(len(pas), -1), gg])
-                backs.append((parent, placement, order_k, np.append(starts, len(sk))))
+                ends = np.append(starts[1:], len(sk)) if not pruned else _group_ends(flags, starts)
+                backs.append((parent, placement, order_k, starts, ends))
             stats.append(Step(self.name, k, f"cell {_colname(problem, order[k])}",
-                              (len(todo), len(gids)), nnz, plain, rows_out, len(keys), 0,
+                              (len(todo), len(gids)), nnz, plain, rows_out, len(keys), pruned,
                               int(keys.nbytes + mult.nbytes), time.perf_counter() - t0))
             if len(keys) == 0:
                 break
@@ -719,6 +741,7 @@ class Sweep(Plan):
             need_pieces[pbit[p] // 64] |= np.uint64(1) << np.uint64(pbit[p] % 64)
         count_of = np.array([p.count or 0 for p in problem.pieces], dtype=np.int64)
 
+        multi_of = np.array([midx.get(p, -1) for p in range(len(problem.pieces))], dtype=np.int64)
         state = np.zeros((1, width), np.uint64)
         cnt = np.zeros((1, len(multi)), np.int16)
         mult = np.ones(1, dtype=np.int64)
@@ -739,7 +762,7 @@ class Sweep(Plan):
             new = state[si] | or_rows[g][:, w0:]
             ncnt = cnt[si].copy() if len(multi) else cnt[si]
             if multi and len(g):
-                mi = np.array([midx.get(int(p), -1) for p in range(len(problem.pieces))])[gpiece[g]]
+                mi = multi_of[gpiece[g]]
                 hit = np.flatnonzero(mi >= 0)
                 ncnt[hit, mi[hit]] += 1
                 full = hit[ncnt[hit, mi[hit]] == count_of[gpiece[g[hit]]]]
@@ -762,7 +785,8 @@ class Sweep(Plan):
             rep = mg.order[mg.starts[:-1]]
             state, cnt, mult = state[rep], cnt[rep], mg.mult
             if not count_only:
-                backs.append((parent.astype(np.int64), placement.astype(np.int64), mg.order, mg.starts))
+                backs.append((parent.astype(np.int64), placement.astype(np.int64), mg.order,
+                              mg.starts[:-1], mg.starts[1:]))
             stats.append(Step(self.name, k, f"cell {_colname(problem, order[k])}",
                               (len(todo), len(gids)), nnz, plain, rows_out, len(mult), 0,
                               int(state.nbytes + mult.nbytes + cnt.nbytes),
@@ -780,6 +804,50 @@ class Sweep(Plan):
             def lister():
                 return _walk_sweep(backs, finals, gpiece, grow)
         return Result(count=count, stats=stats, plan=self.name, _lister=lister)
+
+
+def _group_ends(flags, starts):
+    """End of each kept group, given the group-start flags of the sorted rows."""
+    all_starts = np.flatnonzero(flags)
+    nxt = np.append(all_starts[1:], len(flags))
+    return nxt[np.searchsorted(all_starts, starts)]
+
+
+class _Lookahead:
+    """Compiled check that the next empty primary cells of each state can be covered."""
+
+    threshold = 500_000  # below this, pruning costs more time than it saves
+    depth = 8
+
+    def __init__(self, problem, pos, primary_pos, first, gwin, field, capfield):
+        try:
+            from ._compiled import sweep_alive
+        except ImportError:  # without numba the sweep just does not prune
+            self.fn = None
+            return
+        self.fn = sweep_alive
+        n = problem.n_columns
+        cells, owners = [], []
+        g0 = 0
+        for pr in problem.pieces:
+            m = pr.matrix
+            cells.append(pos[m.indices])
+            owners.append(g0 + np.repeat(np.arange(m.shape[0]), np.diff(m.indptr)))
+            g0 += m.shape[0]
+        cells = np.concatenate(cells) if cells else np.zeros(0, np.int64)
+        owners = np.concatenate(owners) if owners else np.zeros(0, np.int64)
+        o = np.lexsort((-first[owners], cells))  # per cell, latest-starting placements first
+        self.cover_g = owners[o].astype(np.int64)
+        self.cover_start = np.searchsorted(cells[o], np.arange(n + 1)).astype(np.int64)
+        self.primary = primary_pos.astype(np.bool_)
+        self.first, self.gwin, self.field, self.cap = first.astype(np.int64), gwin, field, capfield
+
+    def __bool__(self):
+        return self.fn is not None
+
+    def __call__(self, keys, shift, k1):
+        return self.fn(keys, np.uint64(shift), k1, self.primary, self.cover_start, self.cover_g,
+                       self.first, self.gwin, self.field, self.cap, self.depth)
 
 
 def _span(problem, pos):
@@ -830,8 +898,8 @@ def _walk_sweep(backs, finals, gpiece, grow):
             if t < 0:
                 yield Configuration(tuple(sorted(acc)))
                 continue
-            parent, placement, order, starts = backs[t]
-            for r in order[starts[m]:starts[m + 1]][::-1]:
+            parent, placement, order, starts, ends = backs[t]
+            for r in order[starts[m]:ends[m]][::-1]:
                 g = placement[r]
                 nxt = acc + ((int(gpiece[g]), int(grow[g])),) if g >= 0 else acc
                 stack.append((t - 1, int(parent[r]), nxt))
@@ -841,9 +909,15 @@ def _walk_sweep(backs, finals, gpiece, grow):
 
 
 class Auto(Plan):
-    """Estimate both plans' largest matrix and run the smaller (balanced on ties)."""
+    """Pick a plan from estimated sizes.
+
+    The balanced tree when its largest node is estimated small (it is the
+    clearest picture and fast there), else whichever plan is estimated to hold
+    fewer rows.
+    """
 
     name = "auto"
+    small = 2e5
 
     def __init__(self, tree=None):
         self.tree = tree
@@ -853,7 +927,9 @@ class Auto(Plan):
             return Balanced(tree=self.tree)
         bal = Balanced().estimate(problem)
         swp = Sweep().estimate(problem)
-        return Balanced() if bal <= min(swp, 2e5) else Sweep()
+        if bal <= self.small:
+            return Balanced()
+        return Sweep() if swp <= bal else Balanced()
 
     def run(self, problem, *, count_only=False, kernel="auto", memory=None):
         return self.choose(problem).run(problem, count_only=count_only, kernel=kernel, memory=memory)
