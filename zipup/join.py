@@ -229,6 +229,14 @@ class CompiledKernel(BitsKernel):
         self.last_nnz = int(nnz)
         return s, g, new
 
+    def step_count(self, keys, mult, shift, primary, win, add, field, cap):
+        """A whole counting step of the compact sweep in one compiled pass (see
+        :func:`zipup._compiled.sweep_step_count`)."""
+        from ._compiled import sweep_step_count
+
+        return sweep_step_count(keys, mult.astype(np.int64), np.uint64(shift), primary, win, add,
+                                field, cap)
+
 
 class AutoKernel(BitsKernel):
     """:class:`BitsKernel`, switching to :class:`CompiledKernel` for big sweep steps.
@@ -256,6 +264,18 @@ class AutoKernel(BitsKernel):
                 self.last_nnz = self._compiled.last_nnz
                 return out
         return super().expand(keys, shift, win, add, field, cap, block_bytes)
+
+    def step_count(self, keys, mult, shift, primary, win, add, field, cap):
+        if len(keys) >= self.threshold and self._compiled is not False:
+            if self._compiled is None:
+                try:
+                    import numba  # noqa: F401
+                    self._compiled = CompiledKernel()
+                except ImportError:
+                    self._compiled = False
+            if self._compiled:
+                return self._compiled.step_count(keys, mult, shift, primary, win, add, field, cap)
+        return None
 
 
 def _cat(parts):

@@ -636,12 +636,32 @@ class Sweep(Plan):
         keys = np.zeros(1, np.uint64)
         mult = np.ones(1, dtype=np.int64)
         stats, backs = [], []
+        fast = getattr(kern, "step_count", None) if count_only else None
         for k in range(n):
             t0 = time.perf_counter()
+            gids = gsort[gstart[k]:gstart[k + 1]]
+            res = None
+            if fast is not None and _total(mult) * (len(gids) + 1) < _INT64_SAFE:
+                res = fast(keys, mult, P, bool(primary_pos[k]), gwin[gids], add[gids], field[gids],
+                           capfield[gids])
+            if res is not None:
+                rows_in = int(len(keys) - ((keys >> P) & one).sum())
+                keys, mult, nnz, rows_out, plain = res
+                pruned = 0
+                if prune is not None and k + 1 < n and len(keys) >= prune.threshold:
+                    alive = prune(keys, P, k + 1)
+                    pruned = int(len(keys) - alive.sum())
+                    if pruned:
+                        keys, mult = keys[alive], mult[alive]
+                stats.append(Step(self.name, k, f"cell {_colname(problem, order[k])}",
+                                  (rows_in, len(gids)), int(nnz), int(plain), int(rows_out), len(keys),
+                                  pruned, int(keys.nbytes + mult.nbytes), time.perf_counter() - t0))
+                if len(keys) == 0:
+                    break
+                continue
             covered = ((keys >> P) & one).astype(bool)
             pas = np.flatnonzero(covered) if primary_pos[k] else np.arange(len(keys))
             todo = np.flatnonzero(~covered)
-            gids = gsort[gstart[k]:gstart[k + 1]]
             tk = keys[todo]
             s_idx, gl, new = kern.expand(tk, P, gwin[gids], add[gids], field[gids], capfield[gids],
                                          block_bytes=budget)
@@ -816,7 +836,7 @@ def _group_ends(flags, starts):
 class _Lookahead:
     """Compiled check that the next empty primary cells of each state can be covered."""
 
-    threshold = 500_000  # below this, pruning costs more time than it saves
+    threshold = 2_000_000  # below this, pruning costs more time than it saves
     depth = 8
 
     def __init__(self, problem, pos, primary_pos, first, gwin, field, capfield):
