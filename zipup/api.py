@@ -56,11 +56,13 @@ def as_problem(puzzle):
     return puzzle if isinstance(puzzle, Problem) else configuration_matrices(puzzle)
 
 
-def solve(puzzle, plan="auto", *, count_only=False, tree=None, kernel="auto", memory=None):
+def solve(puzzle, plan="auto", *, count_only=False, tree=None, kernel="auto", memory=None,
+          on_step=None):
     """Run a plan; the :class:`~zipup.plans.Result` holds the count, the stats and a lister.
 
     Only the in-plan constraints (cover, separation) are applied; see
-    :func:`enumerate` for the post-stage filters.
+    :func:`enumerate` for the post-stage filters.  ``on_step`` is called with
+    each :class:`~zipup.plans.Step` as it finishes.
 
     Examples
     --------
@@ -71,7 +73,8 @@ def solve(puzzle, plan="auto", *, count_only=False, tree=None, kernel="auto", me
     (52, [464, 544, 1212, 52])
     """
     problem = as_problem(puzzle)
-    return get_plan(plan, tree).run(problem, count_only=count_only, kernel=kernel, memory=memory)
+    return get_plan(plan, tree).run(problem, count_only=count_only, kernel=kernel, memory=memory,
+                                    on_step=on_step)
 
 
 def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, tree=None,

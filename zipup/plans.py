@@ -111,6 +111,19 @@ class Result:
         return self._lister()
 
 
+class _Stats(list):
+    """The list of steps, telling a listener about each as it is appended."""
+
+    def __init__(self, on_step=None):
+        super().__init__()
+        self.on_step = on_step
+
+    def append(self, step):
+        super().append(step)
+        if self.on_step is not None:
+            self.on_step(step)
+
+
 # ------------------------------------------------------------ multiplicities
 
 
@@ -180,8 +193,11 @@ class Plan:
 
     name = "?"
 
-    def run(self, problem, *, count_only=False, kernel="auto", memory=None):
-        """Solve ``problem``; return a :class:`Result`."""
+    def run(self, problem, *, count_only=False, kernel="auto", memory=None, on_step=None):
+        """Solve ``problem``; return a :class:`Result`.
+
+        ``on_step``, if given, is called with each :class:`Step` as it finishes.
+        """
         raise NotImplementedError
 
     def estimate(self, problem):
@@ -368,11 +384,11 @@ class Balanced(Plan):
         walk(self._tree(problem))
         return biggest
 
-    def run(self, problem, *, count_only=False, kernel="auto", memory=None):
+    def run(self, problem, *, count_only=False, kernel="auto", memory=None, on_step=None):
         kern = get_kernel(kernel)
         tree = self._tree(problem)
         budget = _block_budget(memory)
-        stats = []
+        stats = _Stats(on_step)
         swap = _swap(problem)
         wc, _ = _segments(problem)
         primary = _full_words(problem, problem.primary)
@@ -584,17 +600,18 @@ class Sweep(Plan):
         pos[order] = np.arange(len(order))
         return float(2 ** min(_span(problem, pos), 60))
 
-    def run(self, problem, *, count_only=False, kernel="auto", memory=None):
+    def run(self, problem, *, count_only=False, kernel="auto", memory=None, on_step=None):
         order = sweep_order(problem)
         pos = np.empty(problem.n_columns, dtype=np.int64)
         pos[order] = np.arange(problem.n_columns)
         bits = sum(max(1, p.count.bit_length()) for p in problem.pieces if p.count is not None)
         if self.compact and problem.n_marks == 0 and _span(problem, pos) + bits <= 64:
             return self._run_compact(problem, order, pos, bits, count_only, get_kernel(kernel),
-                                     _block_budget(memory))
-        return self._run_general(problem, count_only=count_only, kernel=kernel, memory=memory)
+                                     _block_budget(memory), on_step)
+        return self._run_general(problem, count_only=count_only, kernel=kernel, memory=memory,
+                                 on_step=on_step)
 
-    def _run_compact(self, problem, order, pos, bits, count_only, kern, budget):
+    def _run_compact(self, problem, order, pos, bits, count_only, kern, budget, on_step=None):
         """The sweep with every state in one uint64 key: [window of cells ahead | piece counters].
 
         The window's bit 0 is the cell being swept.  Keys stay sorted after each
@@ -635,7 +652,7 @@ class Sweep(Plan):
 
         keys = np.zeros(1, np.uint64)
         mult = np.ones(1, dtype=np.int64)
-        stats, backs = [], []
+        stats, backs = _Stats(on_step), []
         fast = getattr(kern, "step_count", None) if count_only else None
         for k in range(n):
             t0 = time.perf_counter()
@@ -709,7 +726,7 @@ class Sweep(Plan):
                 return _walk_sweep(backs, finals, gpiece, grow)
         return Result(count=count, stats=stats, plan=self.name, _lister=lister)
 
-    def _run_general(self, problem, *, count_only=False, kernel="auto", memory=None):
+    def _run_general(self, problem, *, count_only=False, kernel="auto", memory=None, on_step=None):
         """The sweep with multi-word states (wide windows, marks and forbids)."""
         kern = get_kernel(kernel)
         budget = _block_budget(memory)
@@ -766,7 +783,7 @@ class Sweep(Plan):
         cnt = np.zeros((1, len(multi)), np.int16)
         mult = np.ones(1, dtype=np.int64)
         w0 = 0  # cell words already swept off the left of ``state``
-        stats, backs = [], []
+        stats, backs = _Stats(on_step), []
         for k in range(n):
             t0 = time.perf_counter()
             word, bit = k // 64 - w0, np.uint64(k % 64)
@@ -951,8 +968,9 @@ class Auto(Plan):
             return Balanced()
         return Sweep() if swp <= bal else Balanced()
 
-    def run(self, problem, *, count_only=False, kernel="auto", memory=None):
-        return self.choose(problem).run(problem, count_only=count_only, kernel=kernel, memory=memory)
+    def run(self, problem, *, count_only=False, kernel="auto", memory=None, on_step=None):
+        return self.choose(problem).run(problem, count_only=count_only, kernel=kernel, memory=memory,
+                                        on_step=on_step)
 
 
 _PLANS = {"auto": Auto, "balanced": Balanced, "sweep": Sweep}
