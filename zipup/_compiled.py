@@ -4,6 +4,17 @@ import numba
 import numpy as np
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fitting(w, win, fits):  # pragma: no cover - compiled
+    """Write into ``fits`` the placements whose window misses ``w``; return (how many, collisions)."""
+    nfit = 0
+    for g in range(win.shape[0]):
+        if (w & win[g]) == 0:
+            fits[nfit] = g
+            nfit += 1
+    return nfit, win.shape[0] - nfit
+
+
 @numba.njit(cache=True, nogil=True)
 def sweep_expand(keys, shift, win, add, field, cap):  # pragma: no cover - compiled
     """See :meth:`zipup.join.Kernel.expand`; also returns the window nonzeros of A·Bᵀ.
@@ -22,13 +33,8 @@ def sweep_expand(keys, shift, win, add, field, cap):  # pragma: no cover - compi
         w = keys[s] >> shift
         if s == 0 or w != prev:
             prev = w
-            nfit = 0
-            for g in range(m):
-                if (w & win[g]) == 0:
-                    fits[nfit] = g
-                    nfit += 1
-                else:
-                    nnz += 1
+            nfit, hit = _fitting(w, win, fits)
+            nnz += hit
         k = keys[s]
         for t in range(nfit):
             g = fits[t]
@@ -46,11 +52,7 @@ def sweep_expand(keys, shift, win, add, field, cap):  # pragma: no cover - compi
         w = keys[s] >> shift
         if s == 0 or w != prev:
             prev = w
-            nfit = 0
-            for g in range(m):
-                if (w & win[g]) == 0:
-                    fits[nfit] = g
-                    nfit += 1
+            nfit, _ = _fitting(w, win, fits)
         k = keys[s]
         for t in range(nfit):
             g = fits[t]
@@ -200,13 +202,8 @@ def sweep_step_count(keys, mult, shift, primary, win, add, field, cap):  # pragm
         if first or w != prev:
             first = False
             prev = w
-            nfit = 0
-            for g in range(m):
-                if (w & win[g]) == 0:
-                    fits[nfit] = g
-                    nfit += 1
-                else:
-                    nnz += 1
+            nfit, hit = _fitting(w, win, fits)
+            nnz += hit
         for t in range(nfit):
             g = fits[t]
             if (k & field[g]) < cap[g]:
@@ -240,11 +237,7 @@ def sweep_step_count(keys, mult, shift, primary, win, add, field, cap):  # pragm
         if first or w != prev:
             first = False
             prev = w
-            nfit = 0
-            for g in range(m):
-                if (w & win[g]) == 0:
-                    fits[nfit] = g
-                    nfit += 1
+            nfit, _ = _fitting(w, win, fits)
         for t in range(nfit):
             g = fits[t]
             if (k & field[g]) < cap[g]:

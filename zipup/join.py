@@ -148,6 +148,25 @@ class Kernel:
         gi = gi[ok]
         return s_rep[ok], gi, kr[ok] + add[gi]
 
+    def _blocked(self, n_a, n_b, step, zero_block, upper):
+        """Collect the zero entries of the overlap matrix, ``step`` rows of ``a`` at a time.
+
+        ``zero_block(lo, hi)`` returns the boolean ``(hi - lo, n_b)`` block that is
+        True where rows do not collide.
+        """
+        out_i, out_j, nnz = [], [], 0
+        for lo in range(0, n_a, step):
+            hi = min(n_a, lo + step)
+            zero = zero_block(lo, hi)
+            nnz += zero.size - int(np.count_nonzero(zero))
+            if upper:
+                zero &= np.arange(n_b)[None, :] > np.arange(lo, hi)[:, None]
+            i, j = np.nonzero(zero)
+            out_i.append(i + lo)
+            out_j.append(j)
+        self.last_nnz = nnz
+        return _cat(out_i), _cat(out_j)
+
     @staticmethod
     def _block_rows(n_b, w, budget):
         return max(1, budget // max(1, n_b * w * 8))
@@ -163,21 +182,14 @@ class SparseKernel(Kernel):
         sa = sp.csr_array(unpack(a, 64 * w), dtype=np.int32)
         sbt = sp.csr_array(unpack(b, 64 * w), dtype=np.int32).T.tocsc()
         n_a, n_b = a.shape[0], b.shape[0]
-        step = max(1, block_bytes // max(1, n_b))
-        out_i, out_j, nnz = [], [], 0
-        for lo in range(0, n_a, step):
-            hi = min(n_a, lo + step)
+
+        def zero_block(lo, hi):
             overlap = (sa[lo:hi] @ sbt).tocoo()  # nonzero exactly where rows collide
             zero = np.ones((hi - lo, n_b), dtype=bool)
             zero[overlap.row, overlap.col] = False
-            nnz += int(overlap.nnz)
-            if upper:
-                zero &= np.arange(n_b)[None, :] > np.arange(lo, hi)[:, None]
-            i, j = np.nonzero(zero)
-            out_i.append(i + lo)
-            out_j.append(j)
-        self.last_nnz = nnz
-        return _cat(out_i), _cat(out_j)
+            return zero
+
+        return self._blocked(n_a, n_b, max(1, block_bytes // max(1, n_b)), zero_block, upper)
 
 
 class BitsKernel(Kernel):
@@ -193,24 +205,16 @@ class BitsKernel(Kernel):
         used = np.flatnonzero(b.any(axis=0) & a.any(axis=0))
         a, b = a[:, used], b[:, used]
         w = len(used)
-        out_i, out_j, nnz = [], [], 0
-        step = self._block_rows(n_b, max(w, 1), block_bytes)
-        for lo in range(0, n_a, step):
-            hi = min(n_a, lo + step)
+
+        def zero_block(lo, hi):
             if w == 0:
-                zero = np.ones((hi - lo, n_b), dtype=bool)
-            else:
-                zero = (a[lo:hi, None, 0] & b[None, :, 0]) == 0
-                for k in range(1, w):
-                    zero &= (a[lo:hi, None, k] & b[None, :, k]) == 0
-            nnz += zero.size - int(np.count_nonzero(zero))
-            if upper:
-                zero &= np.arange(n_b)[None, :] > np.arange(lo, hi)[:, None]
-            i, j = np.nonzero(zero)
-            out_i.append(i + lo)
-            out_j.append(j)
-        self.last_nnz = nnz
-        return _cat(out_i), _cat(out_j)
+                return np.ones((hi - lo, n_b), dtype=bool)
+            zero = (a[lo:hi, None, 0] & b[None, :, 0]) == 0
+            for k in range(1, w):
+                zero &= (a[lo:hi, None, k] & b[None, :, k]) == 0
+            return zero
+
+        return self._blocked(n_a, n_b, self._block_rows(n_b, max(w, 1), block_bytes), zero_block, upper)
 
 
 class CompiledKernel(BitsKernel):
@@ -251,31 +255,31 @@ class AutoKernel(BitsKernel):
     def __init__(self):
         self._compiled = None
 
+    def _fast(self, n):
+        """The compiled kernel for a step of ``n`` states, or None (small step, or no numba)."""
+        if n < self.threshold or self._compiled is False:
+            return None
+        if self._compiled is None:
+            try:
+                import numba  # noqa: F401
+
+                self._compiled = CompiledKernel()
+            except ImportError:
+                self._compiled = False
+                return None
+        return self._compiled
+
     def expand(self, keys, shift, win, add, field, cap, block_bytes=BLOCK_BYTES):
-        if len(keys) >= self.threshold and self._compiled is not False:
-            if self._compiled is None:
-                try:
-                    import numba  # noqa: F401
-                    self._compiled = CompiledKernel()
-                except ImportError:
-                    self._compiled = False
-            if self._compiled:
-                out = self._compiled.expand(keys, shift, win, add, field, cap, block_bytes)
-                self.last_nnz = self._compiled.last_nnz
-                return out
-        return super().expand(keys, shift, win, add, field, cap, block_bytes)
+        fast = self._fast(len(keys))
+        if fast is None:
+            return super().expand(keys, shift, win, add, field, cap, block_bytes)
+        out = fast.expand(keys, shift, win, add, field, cap, block_bytes)
+        self.last_nnz = fast.last_nnz
+        return out
 
     def step_count(self, keys, mult, shift, primary, win, add, field, cap):
-        if len(keys) >= self.threshold and self._compiled is not False:
-            if self._compiled is None:
-                try:
-                    import numba  # noqa: F401
-                    self._compiled = CompiledKernel()
-                except ImportError:
-                    self._compiled = False
-            if self._compiled:
-                return self._compiled.step_count(keys, mult, shift, primary, win, add, field, cap)
-        return None
+        fast = self._fast(len(keys))
+        return None if fast is None else fast.step_count(keys, mult, shift, primary, win, add, field, cap)
 
 
 def _cat(parts):

@@ -717,14 +717,8 @@ class Sweep(Plan):
                               int(keys.nbytes + mult.nbytes), time.perf_counter() - t0))
             if len(keys) == 0:
                 break
-        finals = (np.flatnonzero((keys & pmask) == full) if len(stats) == n
-                  else np.zeros(0, np.int64))
-        count = _total(mult[finals]) if len(finals) else 0
-        lister = None
-        if not count_only:
-            def lister():
-                return _walk_sweep(backs, finals, gpiece, grow)
-        return Result(count=count, stats=stats, plan=self.name, _lister=lister)
+        done = (keys & pmask) == full
+        return self._result(stats, n, mult, done, count_only, backs, gpiece, grow)
 
     def _run_general(self, problem, *, count_only=False, kernel="auto", memory=None, on_step=None):
         """The sweep with multi-word states (wide windows, marks and forbids)."""
@@ -834,6 +828,10 @@ class Sweep(Plan):
             done = ((state[:, -wp:] & need_pieces[None, :]) == need_pieces[None, :]).all(axis=1)
         else:
             done = np.ones(len(state), dtype=bool)
+        return self._result(stats, n, mult, done, count_only, backs, gpiece, grow)
+
+    def _result(self, stats, n, mult, done, count_only, backs, gpiece, grow):
+        """Count the final states with every piece placed; list them from the back-pointers."""
         finals = np.flatnonzero(done) if len(stats) == n else np.zeros(0, np.int64)
         count = _total(mult[finals]) if len(finals) else 0
         lister = None
