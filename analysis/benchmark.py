@@ -69,13 +69,11 @@ import argparse
 import json
 import math
 import os
-import resource
 import shlex
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +105,9 @@ class Case:
         ``"count"`` or ``"first"``.
     seed : bool
         Whether the seed method can finish on it in reasonable time.
+    slidable : str or None
+        Overrides the file's ``[filters] slidable`` (``"none"``: count every
+        configuration, so that the DLX peers can take part).
     """
 
     name: str
@@ -114,6 +115,7 @@ class Case:
     known: int | None
     mode: str = "count"
     seed: bool = False
+    slidable: str | None = None
 
     @property
     def path(self):
@@ -122,6 +124,7 @@ class Case:
 
 CASES = [
     Case("room", "puzzles/room.toml", 3, seed=True),
+    Case("room-unfiltered", "puzzles/room.toml", 52, seed=True, slidable="none"),
     Case("north-colours", "puzzles/north-colours.toml", 32, seed=True),
     Case("pentomino-3x20", "puzzles/pentomino-3x20.toml", 8),
     Case("pentomino-5x12", "puzzles/pentomino-5x12.toml", 4040),
@@ -130,22 +133,27 @@ CASES = [
     Case("soma", "puzzles/soma.toml", 11520),
     Case("domino-8x8", "puzzles/domino-8x8.toml", 12988816),
     Case("box-3x4x5", "puzzles/box-3x4x5.toml", 476184),
+    Case("box-3x4x5-first", "puzzles/box-3x4x5.toml", None, mode="first"),
 ]
 EXTRA_CASES = [  # not run by default; name them with --puzzles
     Case("domino-6x6", "puzzles/domino-6x6.toml", 6728),
     Case("pentomino-4x15", "puzzles/pentomino-4x15.toml", 1472),
     Case("pentomino-2x3x10", "puzzles/pentomino-2x3x10.toml", 96),
-    Case("box-3x4x5-first", "puzzles/box-3x4x5.toml", None, mode="first"),
     Case("calibron-first", "puzzles/calibron.toml", None, mode="first"),
 ]
 ALL_CASES = {c.name: c for c in CASES + EXTRA_CASES}
 
 
-def load_problem(path):
+def load_problem(path, slidable=None):
+    """``(puzzle, problem)`` from a file; ``slidable`` overrides the file's filter."""
+    import dataclasses
+
     from zipup.matrices import configuration_matrices
     from zipup.puzzle import load
 
     puzzle = load(path)
+    if slidable is not None:
+        puzzle = dataclasses.replace(puzzle, slidable=slidable)
     return puzzle, configuration_matrices(puzzle)
 
 
@@ -345,12 +353,12 @@ class Zipup(Tool):
         import zipup
 
         puzzle = zipup.load(str(case.path))
+        extra = {} if case.slidable is None else {"slidable": case.slidable}
         t = time.perf_counter()
         if case.mode == "first":
-            res = zipup.solve(puzzle, plan=opts.plan, limit=1)
-            n = len(getattr(res, "configurations", res) or ())
+            n = sum(1 for _ in zipup.enumerate(puzzle, plan=opts.plan, limit=1, **extra))
         else:
-            n = zipup.count(puzzle, plan=opts.plan)
+            n = zipup.count(puzzle, plan=opts.plan, **extra)
         return int(n), time.perf_counter() - t
 
 
@@ -364,17 +372,19 @@ class ZipupCli(Tool):
         return None
 
     def argv(self, case, opts):
+        extra = [] if case.slidable is None else ["--filter", f"slidable={case.slidable}"]
         return [sys.executable, "-m", "zipup", "enumerate", str(case.path), "--count",
-                "--plan", opts.plan]
+                "--plan", opts.plan] + extra
 
     def parse(self, stdout):
         import re
 
         lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
-        for ln in reversed(lines):
+        for ln in reversed(lines):  # e.g. "52 configurations, 3 pass slidable=quick [plan sweep]"
             if re.fullmatch(r"[\d,_]+", ln):
                 return {"count": int(re.sub(r"[,_]", "", ln))}
-            m = re.search(r"([\d][\d,_]*)\s+configuration", ln) or re.search(r"count\D*([\d,_]+)", ln)
+            m = (re.search(r"(\d[\d,_]*)\s+pass", ln) or re.search(r"(\d[\d,_]*)\s+configuration", ln)
+                 or re.search(r"count\D*(\d[\d,_]*)", ln))
             if m:
                 return {"count": int(re.sub(r"[,_]", "", m.group(1)))}
         raise ValueError(f"no count in the output {stdout[-200:]!r}")
@@ -409,7 +419,7 @@ class XCover(Tool):
         ptr_w = np.array([0, 2, 4, 6, 8, 10, 12, 14], dtype=np.uint32)
         assert sum(1 for _ in algorithm_c(opts_w, ptr_w, np.zeros(14, np.uint32),
                                           np.uint32(6), np.uint32(0))) == 3
-        puzzle, problem = load_problem(case.path)
+        puzzle, problem = load_problem(case.path, case.slidable)
         enc = encode(puzzle, problem, secondary=True, colours=True)
         arrs = self.arrays(enc)
         t = time.perf_counter()
@@ -440,7 +450,7 @@ class ExactCover(Tool):
         import numpy as np
         import exact_cover
 
-        puzzle, problem = load_problem(case.path)
+        puzzle, problem = load_problem(case.path, case.slidable)
         enc = encode(puzzle, problem, secondary=False, colours=False)
         mat = np.zeros((len(enc.options), enc.n_items), dtype=bool)
         for r, o in enumerate(enc.options):
@@ -471,14 +481,14 @@ class Seed(Tool):
     def solve(self, case, opts):
         import seed_method
 
-        puzzle, problem = load_problem(case.path)
+        puzzle, problem = load_problem(case.path, case.slidable)
         t = time.perf_counter()
         n, _ = seed_method.seed_count(problem)
         return n, time.perf_counter() - t
 
 
 TOOLS = {t.name: t for t in (Zipup(), ZipupCli(), XCover(), ExactCover(), Seed())}
-DEFAULT_TOOLS = ["zipup", "xcover", "exact-cover", "seed"]
+DEFAULT_TOOLS = ["zipup", "xcover", "exact-cover", "seed"]  # zipup-cli on request
 
 
 # ------------------------------------------------------------- the runs
@@ -496,35 +506,57 @@ class Result:
     note: str = ""
 
 
-def run_child(argv, timeout):
-    """Run a child process; return (stdout, stderr, returncode, wall, peak RSS in MB, timed_out)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                cwd=str(ROOT), start_new_session=True)
-        timed_out = threading.Event()
+# A child forked straight from this (large) process would inherit its peak RSS:
+# Linux carries the high-water mark across fork and exec.  So every child is
+# started by this small launcher, which reports its own child's rusage.
+LAUNCHER = r"""
+import json, os, sys, time
+out, argv = sys.argv[1], sys.argv[2:]
+t = time.perf_counter()
+pid = os.posix_spawnp(argv[0], argv, os.environ)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - t
+with open(out, "w") as f:
+    json.dump({"rc": os.waitstatus_to_exitcode(status), "maxrss": usage.ru_maxrss, "wall": wall}, f)
+"""
 
-        def kill():
-            timed_out.set()
+
+def run_child(argv, timeout):
+    """Run a child process; return (stdout, stderr, returncode, wall, peak RSS in MB, timed_out).
+
+    The peak RSS is the child's own ``ru_maxrss`` (from :func:`os.wait4` in a
+    small launcher, see ``LAUNCHER``); a timed-out child is killed with its
+    whole process group.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(suffix=".json") as info:
+        t = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-S", "-c", LAUNCHER, info.name] + list(argv),
+                                stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                cwd=str(ROOT), start_new_session=True)
+        try:
+            proc.wait(timeout=timeout or None)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-
-        timer = threading.Timer(timeout, kill) if timeout else None
-        if timer:
-            timer.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         wall = time.perf_counter() - t
-        if timer:
-            timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)  # tell Popen it is reaped
         out.seek(0)
         err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+        try:
+            data = json.loads(Path(info.name).read_text() or "{}")
+        except (OSError, ValueError):
+            data = {}
+        rc = data.get("rc", proc.returncode)
         # ru_maxrss is in kilobytes on Linux (bytes on macOS)
         scale = 1 / 1024 if sys.platform != "darwin" else 1 / 2**20
-        return (out.read().decode(errors="replace"), err.read().decode(errors="replace"),
-                proc.returncode, wall, usage.ru_maxrss * scale, timed_out.is_set())
+        rss = data["maxrss"] * scale if "maxrss" in data else None
+        return stdout, stderr, rc, data.get("wall", wall), rss, timed_out
 
 
 def run_one(tool, case, puzzle, problem, opts):
@@ -700,7 +732,7 @@ def main(argv=None):
     cases = [ALL_CASES[n] for n in names]
     results = []
     for case in cases:
-        puzzle, problem = load_problem(case.path)
+        puzzle, problem = load_problem(case.path, case.slidable)
         for t in tools:
             r = run_one(TOOLS[t], case, puzzle, problem, opts)
             results.append(r)
@@ -709,7 +741,7 @@ def main(argv=None):
                   f"  {r.rss_mb or 0:7.0f} MB  {r.note}", file=sys.stderr, flush=True)
     text = table(results, cases, markdown=opts.markdown)
     env = environment()
-    text += ("\n\n" if opts.markdown else "\n") + env
+    text += "\n\n" + env
     print(text)
     if opts.output:
         Path(opts.output).write_text(text + "\n")

@@ -35,7 +35,6 @@ count.
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from dataclasses import dataclass

@@ -18,6 +18,9 @@ from .join import join
 from .matrices import Configuration, PieceRows, Problem, configuration_matrices
 from .plans import Auto, Balanced, Plan, Result, Step, Sweep
 from .puzzle import Board, Piece, Puzzle
+from .symmetry import (Orbit, Symmetry, SymmetryBreaking, SymmetryGroup, UniqueResult, count_unique,
+                       enumerate_unique, labelled_count, solve_unique, symmetry_breaking,
+                       symmetry_group)
 
 __version__ = "0.1.0"
 
@@ -28,6 +31,7 @@ __all__ = [
     "Configuration",
     "Cover",
     "Filter",
+    "Orbit",
     "Piece",
     "PieceRows",
     "Plan",
@@ -39,13 +43,23 @@ __all__ = [
     "Slidable",
     "Step",
     "Sweep",
+    "Symmetry",
+    "SymmetryBreaking",
+    "SymmetryGroup",
+    "UniqueResult",
     "UsageError",
     "ZipupError",
     "as_problem",
     "configuration_matrices",
     "count",
+    "count_unique",
     "enumerate",
+    "enumerate_unique",
     "join",
+    "labelled_count",
     "load",
     "solve",
+    "solve_unique",
+    "symmetry_breaking",
+    "symmetry_group",
 ]

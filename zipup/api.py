@@ -78,7 +78,7 @@ def solve(puzzle, plan="auto", *, count_only=False, tree=None, kernel="auto", me
 
 
 def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, tree=None,
-              kernel="auto", memory=None):
+              kernel="auto", memory=None, workers=None, scheduler=None, progress=False):
     """Iterate over the configurations that pass every filter.
 
     Parameters
@@ -91,6 +91,11 @@ def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, t
         Overrides the file's ``[filters] slidable``.
     limit : int, optional
         Stop after this many.
+    workers, scheduler, progress : optional
+        Given a number of worker processes or a Dask scheduler address, cut
+        the problem into independent subproblems and solve them in parallel
+        (see :func:`zipup.parallel.run`); configurations then come in the
+        order the subproblems finish, and ``memory`` is the budget of the run.
 
     Yields
     ------
@@ -106,6 +111,11 @@ def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, t
     problem = as_problem(puzzle)
     if filters is None:
         filters = default_filters(problem, slidable)
+    if workers is not None or scheduler is not None:
+        from .parallel import configurations
+
+        return configurations(problem, plan, filters=filters, limit=limit, tree=tree, kernel=kernel,
+                              memory=memory, workers=workers, scheduler=scheduler, progress=progress)
     result = solve(problem, plan, tree=tree, kernel=kernel, memory=memory)
     configs = result.configurations()
     for f in filters:
@@ -113,10 +123,14 @@ def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, t
     return itertools.islice(configs, limit) if limit is not None else configs
 
 
-def count(puzzle, plan="auto", *, filters=None, slidable=None, tree=None, kernel="auto", memory=None):
+def count(puzzle, plan="auto", *, filters=None, slidable=None, tree=None, kernel="auto", memory=None,
+          workers=None, scheduler=None, checkpoint=None, progress=False):
     """The exact number of configurations that pass every filter.
 
     Counts without listing when every filter is enforced inside the plan.
+    Given ``workers``, a Dask ``scheduler`` or a ``checkpoint`` file, the
+    problem is cut into independent subproblems solved in parallel (see
+    :func:`zipup.parallel.run`; ``memory`` is then the budget of the run).
 
     Examples
     --------
@@ -128,6 +142,11 @@ def count(puzzle, plan="auto", *, filters=None, slidable=None, tree=None, kernel
     problem = as_problem(puzzle)
     if filters is None:
         filters = default_filters(problem, slidable)
+    if workers is not None or scheduler is not None or checkpoint is not None:
+        from .parallel import run
+
+        return run(problem, plan, count_only=True, filters=filters, tree=tree, kernel=kernel, memory=memory,
+                   workers=workers, scheduler=scheduler, checkpoint=checkpoint, progress=progress).passed
     if all(f.in_plan for f in filters):
         return solve(problem, plan, count_only=True, tree=tree, kernel=kernel, memory=memory).count
     return builtins.sum(1 for _ in enumerate(problem, plan, filters=filters, tree=tree, kernel=kernel,

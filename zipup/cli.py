@@ -19,6 +19,7 @@ Examples:
   zipup enumerate puzzles/room.toml
   zipup enumerate puzzles/room.toml --tree "((T,T),((S,V),Z))" --stats
   zipup enumerate puzzles/pentomino-6x10.toml --count --plan sweep
+  zipup enumerate puzzles/north-colours.toml --unique
   zipup enumerate puzzles/room.toml --filter slidable=none --format jsonl
   zipup show puzzles/box-3x4x5.toml
 """
@@ -81,8 +82,8 @@ def _load(file, input_format, problem_no):
 class _Out:
     """Where results go: stdout or --output, flushed line by line."""
 
-    def __init__(self, path):
-        self.f = open(path, "w", encoding="utf-8") if path else sys.stdout
+    def __init__(self, path, append=False):
+        self.f = open(path, "a" if append else "w", encoding="utf-8") if path else sys.stdout
 
     def line(self, s=""):
         self.f.write(s + "\n")
@@ -107,13 +108,31 @@ class _Out:
               help="Post-stage filter: slidable=none|quick|exact (overrides the file).")
 @click.option("--svg", "svg_path", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Also draw the configurations as a sheet of pictures in this SVG file.")
+@click.option("--unique", is_flag=True,
+              help="Count and list one configuration per class of symmetric ones (its canonical "
+                   "image); the summary also gives the counts up to symmetry and with copies told apart.")
+@click.option("--workers", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Processes that run independent subproblems (default: the number of CPUs; "
+                   "0 or 1: run them in this process).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run the subproblems on this Dask scheduler (e.g. tcp://10.0.0.5:8786) instead; "
+                   "see docs/scale.md.")
+@click.option("--memory", default=None, metavar="SIZE",
+              help="Memory budget, e.g. 500M or 4G (default: half the memory available); "
+                   "subproblems over it are cut into smaller ones.")
+@click.option("--checkpoint", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Record finished subproblems in FILE; the same command with the same FILE "
+                   "resumes an interrupted run.")
+@click.option("--progress/--quiet", " /-q", "progress", default=None,
+              help="Show (or hide) the progress bar on stderr (default: shown when stderr is a terminal).")
 @_plan_opt
 @_tree_opt
 @_kernel_opt
 @_input_format
 @_problem_opt
-def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, plan, tree, kernel,
-              input_format, problem_no):
+def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, unique, plan, tree, kernel,
+              input_format, problem_no, workers=None, scheduler=None, memory=None, checkpoint=None,
+              progress=None):
     """Count and list the configurations of the puzzle in FILE."""
     from . import render
     from .api import solve
@@ -125,11 +144,17 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, pl
     problem = _load(file, input_format, problem_no)
     filters = default_filters(problem, slidable)
     post = [f for f in filters if not f.in_plan]
+    if not unique and _parallel_wanted(problem, plan, tree, workers, scheduler, memory, checkpoint):
+        return _enumerate_parallel(problem, filters, post, output, fmt, count_only, limit, stats, svg_path,
+                                   plan, kernel, workers, scheduler, memory, checkpoint, progress)
     out = _Out(output)
     text = fmt == "text"
     info = out if (text and output is None) else _Err()
     for ln in render.header(problem):
         info.line(ln)
+    if unique:
+        return _enumerate_unique(problem, filters, post, out, info, fmt, count_only, limit, stats,
+                                 svg_path, plan, tree, kernel)
     listing = not (count_only and not post)
     result = solve(problem, plan, count_only=not listing, tree=tree, kernel=kernel)
     passed = 0
@@ -192,6 +217,161 @@ def _summary(total, passed, post, limit, plan):
     return s + f" [plan {plan}]"
 
 
+def _parallel_wanted(problem, plan, tree, workers, scheduler, memory, checkpoint):
+    """Cut into subproblems, unless a --tree shapes the whole problem or it is small and nothing asks."""
+    from .errors import UsageError
+    from .parallel import worth_splitting
+
+    if tree is not None:
+        if scheduler or checkpoint:
+            raise UsageError("--tree shapes the plan of the whole problem; it cannot be used with "
+                             "--scheduler or --checkpoint, which cut the problem into subproblems")
+        return False
+    if scheduler or checkpoint or memory is not None:
+        return True
+    return worth_splitting(problem, plan)
+
+
+def _enumerate_parallel(problem, filters, post, output, fmt, count_only, limit, stats, svg_path, plan,
+                        kernel, workers, scheduler, memory, checkpoint, progress):
+    """``enumerate`` over independent subproblems (local processes or Dask), with a checkpoint."""
+    from . import parallel, render
+
+    listing = not count_only
+    mode = "list" if listing else ("filter" if post else "count")
+    ck = None
+    resumed = False
+    if checkpoint:
+        ck = parallel.Checkpoint(checkpoint, parallel.fingerprint(
+            problem, mode=mode, format=fmt, limit=limit, filters=[repr(f) for f in filters]))
+        resumed = ck.resume(output if listing else None)
+    out = _Out(output, append=resumed and listing)
+    text = fmt == "text"
+    info = out if (text and output is None) else _Err()
+    for ln in render.header(problem):
+        info.line(ln)
+    passed = ck.passed if resumed else 0
+    drawn = []
+    if listing and fmt == "json" and not resumed:
+        out.f.write('{"puzzle": %s, "configurations": [' % render.json.dumps(problem.name))
+
+    def write(fin):
+        nonlocal passed
+        f = out.f
+        for conf in fin.configurations:
+            passed += 1
+            if svg_path:
+                drawn.append(conf)
+            if text:
+                f.write(f"\n#{passed}\n{render.text(problem, conf)}\n")
+            elif fmt == "jsonl":
+                f.write(render.dumps(render.as_record(problem, conf, passed)) + "\n")
+            else:
+                f.write(("," if passed > 1 else "") + "\n  " + render.dumps(render.as_record(problem, conf, passed)))
+        f.flush()
+
+    if progress is None:  # a bar on a terminal, but not over configurations printed to that terminal
+        progress = sys.stderr.isatty() and not (listing and output is None and sys.stdout.isatty())
+    result = parallel.run(problem, plan, count_only=not listing, filters=filters, kernel=kernel,
+                          workers=workers, scheduler=scheduler, memory=memory, checkpoint=ck,
+                          output=out.f if (listing and output) else None,
+                          on_result=write if listing else None, limit=limit, progress=progress)
+    if listing and fmt == "json":
+        out.line("\n], \"count\": %d, \"shown\": %d}" % (result.count, passed))
+    if stats:
+        info.line("")
+        for ln in result.stats.lines():
+            info.line(ln)
+    shown = passed if listing else (result.passed if post else None)
+    summary = _summary(result.count, shown, post, limit, result.plan)
+    if count_only:
+        out.line(summary)
+    elif text:
+        out.line("")
+        out.line(summary)
+    else:
+        info.line(summary)
+    if ck is not None:
+        ck.finish(result.count, shown if shown is not None else result.passed,
+                  out.f if (listing and output) else None)
+        ck.close()
+    if svg_path:
+        with open(svg_path, "w", encoding="utf-8") as fh:
+            fh.write(render.svg(problem, drawn))
+    out.close()
+
+
+def _enumerate_unique(problem, filters, post, out, info, fmt, count_only, limit, stats, svg_path,
+                      plan, tree, kernel):
+    """``enumerate --unique``: one canonical configuration per orbit, and all three counts.
+
+    Listing goes on past ``--limit`` (without printing) so that the counts are complete.
+    """
+    from . import render
+    from .symmetry import solve_unique
+
+    res = solve_unique(problem, plan, filters=filters, count_only=count_only, tree=tree, kernel=kernel)
+    shown = 0
+    drawn = []
+    if not count_only:
+        if fmt == "json":
+            out.f.write('{"puzzle": %s, "configurations": [' % render.json.dumps(problem.name))
+        for orbit in res.orbits():
+            if limit is not None and shown >= limit:
+                continue
+            shown += 1
+            conf = orbit.representative
+            if svg_path:
+                drawn.append(conf)
+            if fmt == "text":
+                out.line(f"\n#{shown} (orbit of {orbit.size})")
+                out.line(render.text(problem, conf))
+            else:
+                rec = render.as_record(problem, conf, shown)
+                rec["orbit"] = orbit.size
+                if fmt == "jsonl":
+                    out.line(render.dumps(rec))
+                else:
+                    out.f.write(("," if shown > 1 else "") + "\n  " + render.dumps(rec))
+                    out.f.flush()
+        if fmt == "json":
+            out.line('\n], "count": %d, "shown": %d, "unique": %d, "group_order": %d, "labelled": %d}'
+                     % (res.count, shown, res.unique, res.order, res.labelled))
+    if stats:
+        info.line("")
+        for ln in render.stats_table(res.stats):
+            info.line(ln)
+        if res.breaking is not None:
+            info.line(res.breaking.describe(problem))
+    summary = _unique_summary(res, post, None if count_only else shown, limit)
+    if count_only:
+        out.line(summary)
+    elif fmt == "text":
+        out.line("")
+        out.line(summary)
+    else:
+        info.line(summary)
+    if svg_path:
+        with open(svg_path, "w", encoding="utf-8") as fh:
+            fh.write(render.svg(problem, drawn))
+    out.close()
+
+
+def _unique_summary(res, post, shown, limit):
+    """E.g. ``32 configurations, 2 up to symmetry (group of order 16), 128 with copies told apart``."""
+    if post:
+        n = res.before_filters
+        names = ", ".join(f"{f.name}={f.mode}" for f in post)
+        s = f"{n} configuration{'s' if n != 1 else ''}, {res.count} pass {names}"
+    else:
+        s = f"{res.count} configuration{'s' if res.count != 1 else ''}"
+    s += (f", {res.unique} up to symmetry (group of order {res.order}), "
+          f"{res.labelled} with copies told apart")
+    if limit is not None and shown is not None and shown < res.unique:
+        s += f", {shown} shown (--limit {limit})"
+    return s + f" [plan {res.plan}]"
+
+
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_input_format
@@ -249,3 +429,30 @@ def stats(file, plan, tree, kernel, input_format, problem_no):
     for ln in render.stats_table(result.stats):
         click.echo(ln)
     click.echo(f"{result.count} configurations before post-stage filters [plan {result.plan}]")
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--to", "to", type=click.Choice(["dpf", "dlx", "toml"]), required=True,
+              help="Format to write: Faase's DPF, Knuth's DLX, or zipup's TOML (needs geometry).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write there instead of stdout.")
+@_input_format
+@_problem_opt
+def export(file, to, output, input_format, problem_no):
+    """Write the puzzle in FILE in another format, e.g. for Knuth's programs or xcover.
+
+    \b
+    Examples:
+      zipup export puzzles/room.toml --to dlx -o room.dlx
+      zipup export puzzles/dpf-cutting-stick.dpf --to dlx
+    """
+    from .api import load
+    from .formats import export as export_text
+
+    obj = load(file, format=input_format, problem=None if problem_no is None else problem_no - 1)
+    text = export_text(obj, to)
+    out = _Out(output)
+    out.f.write(text if text.endswith("\n") else text + "\n")
+    out.f.flush()
+    out.close()

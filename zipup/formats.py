@@ -27,7 +27,11 @@ How a zipup Problem becomes plain exact cover (DLX, DPF)
   ``j`` on row ``r`` occupies ``O[j, t]`` for ``t >= r`` and copy ``j+1`` on
   row ``r'`` occupies ``O[j, t]`` for ``t <= r'``, which is possible only
   when ``r' < r``.  Each set of rows is thus found once, at the price of
-  ``O(m)`` extra items per option for a piece with ``m`` rows.
+  ``O(m)`` extra items per option for a piece with ``m`` rows.  In DPF the
+  ``O`` items are locations and a filler piece per pair of copies covers
+  the gap ``r' < t < r`` (``O(m^2)`` orientations).  A solver must then also
+  find the copies' order: DLX and DPF solvers get slow on pieces with many
+  copies (18 dominoes in a 6x6 square are already hard for them).
 * Rows of ``count=None`` pieces are optional.  An option without a primary
   item is ignored by Knuth's programs, so such a row (and, in DPF, every
   such row) gets its own primary item ``R`` and a second option that is
@@ -310,8 +314,8 @@ def _read_dpfg(text, path):
     for k in range(n_loc):
         xyz, c, _ = point(f"location {k}")
         if xyz in board:
-            raise PuzzleFileError(path, f"location {k} is at {xyz}, where location {board[xyz][1]} "
-                                  "already is; expected distinct positions", line=nums.tokens[nums.pos - 1][1])
+            raise PuzzleFileError(path, f"location {k} is at {xyz}, where location {board[xyz][1]} already "
+                                  "is; expected distinct positions", line=nums.tokens[nums.pos - 1][1])
         board[xyz] = (c, k)
     n_pieces, pieces_line = nums.take("the number of pieces", 1)
     raw = []
@@ -384,6 +388,7 @@ def _colour_chars(values, path):
 
 def _read_dlx(text, path):
     lines = text.split("\n")
+    n_lines = max(1, len(lines) - (1 if text.endswith("\n") else 0))
     head = None
     for n, line in enumerate(lines, 1):
         s = line.strip()
@@ -392,7 +397,7 @@ def _read_dlx(text, path):
             break
     if head is None:
         raise PuzzleFileError(path, "expected a line of item names (primary, then '|' and the secondary "
-                              "ones), found only comments and blank lines", line=max(1, len(lines)))
+                              "ones), found only comments and blank lines", line=n_lines)
     parts = lines[head - 1].split("|")
     if len(parts) > 2:
         raise PuzzleFileError(path, "expected at most one '|' between primary and secondary items, "
@@ -429,8 +434,8 @@ def _read_dlx(text, path):
                     raise PuzzleFileError(path, f"primary item {name!r} has a colour ({tok!r}); expected "
                                           "colours only on secondary items", line=n)
                 if not colour or ":" in colour:
-                    raise PuzzleFileError(path, f"expected item:colour with a non-empty colour, found {tok!r}",
-                                          line=n)
+                    raise PuzzleFileError(path, "expected item:colour with a non-empty colour, "
+                                          f"found {tok!r}", line=n)
             opt.append((k, colour if ":" in tok else None))
         # Knuth's programs ignore an option without a primary item: it can never be chosen.
         if any(k < n_primary for k, _ in opt):
@@ -557,8 +562,8 @@ def _int_attr(node, name, path, lo=0, default=None):
 _VOXEL = re.compile(r"([_#+])([0-9]*)")
 
 
-def _voxels(node, path):
-    """{(layer, row, col): (state, colour)} of a BurrTools voxel space."""
+def _voxels(node, path, k):
+    """{(layer, row, col): (state, colour)} of a BurrTools voxel space (shape ``k``)."""
     sx, sy, sz = (_int_attr(node, a, path, lo=1) for a in "xyz")
     text = re.sub(r"\s+", "", "".join(node.text))
     out = {}
@@ -566,7 +571,7 @@ def _voxels(node, path):
     while pos < len(text):
         m = _VOXEL.match(text, pos)
         if not m:
-            raise PuzzleFileError(path, f"voxel {i + 1} of shape {node.attrib.get('name', '')!r} is "
+            raise PuzzleFileError(path, f"voxel {i + 1} of shape {k} is "
                                   f"{text[pos]!r}; expected '_', '#' or '+' (then an optional colour number)",
                                   line=node.line)
         if m.group(1) != "_":
@@ -574,8 +579,8 @@ def _voxels(node, path):
         pos = m.end()
         i += 1
     if i != sx * sy * sz:
-        raise PuzzleFileError(path, f"a voxel space of x={sx}, y={sy}, z={sz} needs {sx * sy * sz} voxels, "
-                              f"found {i}", line=node.line)
+        raise PuzzleFileError(path, f"shape {k}: a voxel space of x={sx}, y={sy}, z={sz} needs "
+                              f"{sx * sy * sz} voxels, found {i}", line=node.line)
     return out
 
 
@@ -586,7 +591,8 @@ def _read_xmpuzzle(data, path, which):
         raise PuzzleFileError(path, f"is larger than {MAX_XML_BYTES // 2**20} MiB; refusing to read it")
     root = _parse_xml(data, path)
     if root.tag != "puzzle":
-        raise PuzzleFileError(path, f"expected a BurrTools <puzzle> document, found <{root.tag}>", line=root.line)
+        raise PuzzleFileError(path, f"expected a BurrTools <puzzle> document, found <{root.tag}>",
+                              line=root.line)
     grid = root.find("gridType")
     gtype = grid.attrib.get("type", "0").strip() if grid is not None else "0"
     if gtype != "0":
@@ -636,10 +642,10 @@ def _read_xmpuzzle(data, path, which):
         raise PuzzleFileError(path, f"problem {pnum} has no pieces; expected <shape id=\"N\"/> inside its "
                               "<shapes>", line=prob.line)
 
-    target = _voxels(shapes[rid], path)
+    target = _voxels(shapes[rid], path, rid)
     pieces_vox = []
     for k, count, node in parts:
-        vox = _voxels(shapes[k], path)
+        vox = _voxels(shapes[k], path, k)
         if not vox:
             raise PuzzleFileError(path, f"shape {k} is empty; expected at least one '#' voxel",
                                   line=shapes[k].line)
@@ -677,9 +683,10 @@ def _read_xmpuzzle(data, path, which):
         area += len(norm) * count
     holes = len(cells) - area
     if not fixed <= area <= len(cells):
+        want = f"{fixed} to {len(cells)}" if optional else str(fixed)
         raise PuzzleFileError(path, f"the pieces of problem {pnum} have {area} voxels, the result shape "
                               f"{rid} has {fixed} fixed and {len(optional)} variable ones; expected "
-                              f"{fixed} to {len(cells)}: no assembly is possible", line=prob.line)
+                              f"{want}: no assembly is possible", line=prob.line)
     max_holes = prob.attrib.get("maxHoles")
     if max_holes is not None and holes > _int_attr(prob, "maxHoles", path):
         raise PuzzleFileError(path, f"problem {pnum} allows at most {max_holes} holes, but its pieces "
@@ -834,8 +841,11 @@ class _Cover:
 
     ``groups`` holds (kind, options); an option is a list of (item, colour).
     Kinds: ``"piece"`` (one copy of a piece: exactly one option is used),
-    ``"free"`` (a count=None row: its option or the bare selector), and
-    ``"rows"`` (options of count=None pieces that need no selector).
+    ``"free"`` (a count=None row: its option or the bare selector),
+    ``"rows"`` (options of count=None pieces that need no selector),
+    ``"gap"`` (DPF only: fills the order items between two copies) and
+    ``"dummy"`` (a problem with nothing to place).  In DPF every group is a
+    piece, placed exactly once.
     """
 
     items: list  # (name, primary)
@@ -870,14 +880,24 @@ def _encode(problem, dpf):
                     plain.append([(c, None) for c in cols] + extra[r])
                 else:
                     sel = new(True, "r", pi, r)
-                    groups.append(("free", [[(sel, None)] + [(c, None) for c in cols] + extra[r], [(sel, None)]]))
+                    chosen = [(sel, None)] + [(c, None) for c in cols] + extra[r]
+                    groups.append(("free", [chosen, [(sel, None)]]))
             if plain:
                 groups.append(("rows", plain))
             continue
         k = pr.count
         # DPF places every piece exactly once by itself: no selector items there.
         sels = [None if dpf else new(True, "p", pi, j if k > 1 else None) for j in range(k)]
-        order = [[new(False, "o", pi, j, t) for t in range(len(rows))] for j in range(k - 1)]
+        # DPF has no secondary items, so there the order items are primary and a
+        # filler covers the gap between consecutive copies (see the module notes).
+        order = [[new(dpf, "o", pi, j, t) for t in range(len(rows))] for j in range(k - 1)]
+        if dpf:
+            for j in range(k - 1):
+                gap = new(True, "g", pi, j)
+                spans = [()] + [(s, e) for s in range(1, len(rows) - 1) for e in range(s, len(rows) - 1)]
+                groups.append(("gap", [[(gap, None)] + [(o, None) for o in (order[j][sp[0]:sp[1] + 1]
+                                                                             if sp else ())]
+                                       for sp in spans]))
         for j in range(k):
             opts = []
             for r, cols in enumerate(rows):
@@ -889,6 +909,10 @@ def _encode(problem, dpf):
                     opt += [(o, None) for o in order[j - 1][:r + 1]]
                 opts.append(opt)
             groups.append(("piece", opts))
+    if not groups:
+        # Nothing to place: one dummy option keeps the one (empty) configuration,
+        # since DLX needs a primary item and DPF a piece.
+        groups.append(("dummy", [[(new(True, "z"), None)]]))
     _name_items(items, problem)
     return _Cover(items=[(it[0], it[1]) for it in items], groups=groups)
 
@@ -930,7 +954,11 @@ def _name_items(items, problem):
             return f"R{key[1]}.{key[2]}"
         if kind == "o":
             return f"O{key[1]}.{key[2]}.{key[3]}"
-        return f"M{key[1]}"
+        if kind == "g":
+            return f"G{key[1]}.{key[2]}"
+        if kind == "m":
+            return f"M{key[1]}"
+        return "empty"
 
     def plain(key):
         kind = key[0]
@@ -955,7 +983,7 @@ def _to_dlx(problem):
            f"| {problem.n_columns} cells, {len(problem.pieces)} pieces; one primary item per piece copy;",
            "| copies of one piece are ordered by secondary items so each set of placements counts once"]
     if problem.n_marks:
-        out.append("| M items: colour m marks, f forbids, uncoloured both (separation / DLX colours)")
+        out.append("| mark items (M<j>): colour m marks, f forbids, uncoloured both (separation, colours)")
     out.append(" ".join(primary) + (" | " + " ".join(secondary) if secondary else ""))
     for _, opts in cover.groups:
         for opt in opts:
@@ -965,24 +993,19 @@ def _to_dlx(problem):
 
 def _to_dpf(problem):
     cover = _encode(problem, dpf=True)
-    if any(c is not None for _, opts in cover.groups for opt in opts for _, c in opt):
-        raise ZipupError("DPF cannot express colours; write dlx instead")  # pragma: no cover
-    loc = {}
-    for k, (_, primary) in enumerate(cover.items):
-        loc[k] = len(loc)
     pieces = []
-    for kind, opts in cover.groups:
-        rows = [sorted(loc[k] for k, _ in opt) for opt in opts]
+    for _, opts in cover.groups:
+        rows = [sorted(k for k, _ in opt) for opt in opts]  # item k is location k
         if any(not r for r in rows):
             raise ZipupError(f"{problem.name!r} has a placement that covers no cell; DPF orientations "
                              "list at least one location")
         pieces.append(rows)
     # DPF covers every location exactly once: a secondary item s gets a private
     # location s' and a filler piece {s, s'} (s stays empty) or {s'}.
-    n_loc = len(loc)
+    n_loc = len(cover.items)
     for k, (_, primary) in enumerate(cover.items):
         if not primary:
-            pieces.append([[loc[k], n_loc], [n_loc]])
+            pieces.append([[k, n_loc], [n_loc]])
             n_loc += 1
     out = [str(n_loc), str(len(pieces))]
     for rows in pieces:
@@ -995,7 +1018,11 @@ def _to_dpf(problem):
 
 
 def _toml_str(s):
-    return json.dumps(str(s), ensure_ascii=False).replace("\x7f", "\\u007f")
+    s = str(s)
+    if "\n" in s and all(ch == "\n" or ch.isprintable() for ch in s):
+        # Multi-line text stays readable; the newline after the opening quotes is not part of it.
+        return '"""\n' + s.replace("\\", "\\\\").replace('"', '\\"') + '"""'
+    return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _drawing(rows):
@@ -1078,7 +1105,8 @@ def _to_toml(puzzle):
     except PuzzleFileError as e:
         raise ZipupError(f"{puzzle.name!r} cannot be written as TOML: {e.reason}") from None
     if back != puzzle:
-        diff = [f.name for f in dataclasses.fields(Puzzle) if getattr(back, f.name) != getattr(puzzle, f.name)]
+        diff = [f.name for f in dataclasses.fields(Puzzle)
+                if getattr(back, f.name) != getattr(puzzle, f.name)]
         raise ZipupError(f"{puzzle.name!r} cannot be written as TOML without changing its "
                          f"{', '.join(diff)}")
     return text

@@ -165,8 +165,9 @@ def configuration_matrices(puzzle):
     Examples
     --------
     >>> from zipup.puzzle import loads
-    >>> p = loads('name = "x"\\n[board]\\nsize = [2, 3]\\n[[piece]]\\nname = "L"\\ncells = "##\\n#"\\n'
-    ...           '[[piece]]\\nname = "I"\\ncells = "##"\\n[[piece]]\\nname = "o"\\ncells = "#"\\n')
+    >>> p = loads('name = "x"\\n[board]\\nsize = [2, 3]\\n[[piece]]\\nname = "L"\\n'
+    ...           'coords = [[0, 0], [0, 1], [1, 0]]\\n[[piece]]\\nname = "I"\\ncells = "##"\\n'
+    ...           '[[piece]]\\nname = "o"\\ncells = "#"\\n')
     >>> prob = configuration_matrices(p)
     >>> [m.matrix.shape for m in prob.pieces]
     [(8, 6), (7, 6), (6, 6)]

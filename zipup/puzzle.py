@@ -452,7 +452,7 @@ def _fits_box(piece, board):
     import itertools
 
     ext = [max(c[i] for c in piece.cells) + 1 for i in range(board.ndim)]
-    if not (piece.rotate or piece.mirror):
+    if not piece.rotate:  # as drawn, or flipped along one axis: the extent never turns
         perms = [tuple(ext)]
     else:
         perms = set(itertools.permutations(ext))
