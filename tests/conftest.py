@@ -22,10 +22,13 @@ settings.register_profile("thorough", parent=settings.get_profile("default"), ma
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-@pytest.fixture(autouse=True)
-def _run_from_root(monkeypatch):
+@pytest.fixture(autouse=True, scope="session")
+def _run_from_root():
     """Doctests and tests name files like ``puzzles/room.toml``: run from the repository root."""
-    monkeypatch.chdir(ROOT)
+    before = os.getcwd()
+    os.chdir(ROOT)
+    yield
+    os.chdir(before)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ TOML puzzle format, and :func:`brute_force` lists its configurations as a set of
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from hypothesis import strategies as st

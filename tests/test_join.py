@@ -87,6 +87,7 @@ def test_pack_unpack_round_trip(a):
     assert np.array_equal(pack(sp.csr_array(a)), bits)
     # column c is bit c % 64 of word c // 64
     for r, c in zip(*np.nonzero(a)):
+        c = int(c)
         assert int(bits[r, c // 64]) >> (c % 64) & 1
 
 
@@ -100,5 +101,34 @@ def test_get_kernel():
     assert isinstance(get_kernel("sparse"), SparseKernel)
     k = BitsKernel()
     assert get_kernel(k) is k
-    with pytest.raises(UsageError, match="unknown kernel 'fast'; expected one of bits, sparse"):
+    with pytest.raises(UsageError, match="unknown kernel 'fast'; expected one of ") as info:
         get_kernel("fast")
+    assert "bits" in str(info.value) and "sparse" in str(info.value)
+
+
+@pytest.mark.parametrize("kernel", ["bits", "sparse", "compiled", "auto"])
+@given(data=st.data())
+def test_sweep_expand_equals_the_definition(kernel, data):
+    """Kernel.expand (one step of the compact sweep): state s and placement g fit when the
+    state's window (bits above ``shift``) misses the placement's window and the piece's counter
+    field is below its cap; the new key is keys[s] + add[g].  Compared as sets of triples."""
+    shift = data.draw(st.integers(1, 6))
+    n, m = data.draw(st.integers(0, 12)), data.draw(st.integers(0, 6))
+    keys = np.array(sorted(data.draw(st.lists(st.integers(0, 2**14 - 1), min_size=n, max_size=n))),
+                    dtype=np.uint64)
+    win = np.array(data.draw(st.lists(st.integers(1, 2**7 - 1), min_size=m, max_size=m)), dtype=np.uint64)
+    field = np.array(data.draw(st.lists(st.sampled_from([0, 3, 12, 2**shift - 1]), min_size=m, max_size=m)),
+                     dtype=np.uint64)
+    cap = np.array([data.draw(st.integers(1, int(f) + 1)) for f in field], dtype=np.uint64)
+    add = np.array(data.draw(st.lists(st.integers(0, 2**20), min_size=m, max_size=m)), dtype=np.uint64)
+    want = {(s, g, int(keys[s]) + int(add[g])) for s in range(n) for g in range(m)
+            if (int(keys[s]) >> shift) & int(win[g]) == 0 and int(keys[s]) & int(field[g]) < int(cap[g])}
+    from zipup.join import AutoKernel
+
+    old, AutoKernel.threshold = AutoKernel.threshold, 0  # let auto switch to the compiled loops
+    try:
+        s, g, new = get_kernel(kernel).expand(keys, np.uint64(shift), win, add, field, cap)
+    finally:
+        AutoKernel.threshold = old
+    got = {(int(a), int(b), int(c)) for a, b, c in zip(s, g, new)}
+    assert len(got) == len(s) and got == want

@@ -193,3 +193,42 @@ def test_mirror_only_piece_that_fits_is_accepted():
     p = loads(HEAD + 'size = [3, 2]\ncover = "partial"\n[rules]\nrotate = false\n'
               '[[piece]]\nname = "I3"\ncells = """\n#\n#\n#\n"""\n')
     assert zipup.count(p) == 2
+
+
+def test_complete_examples_in_the_format_guide(root):
+    """Every whole puzzle in docs/puzzle-format.md loads and has the count the guide states
+    (checked by the brute force too)."""
+    import re
+
+    from strategies import brute_force, model_from_puzzle
+
+    text = (root / "docs" / "puzzle-format.md").read_text()
+    stated = {"Two ells in a box": 2, "Dominoes on a chequerboard": 3}
+    seen = {}
+    for block in re.findall(r"```toml\n(.*?)```", text, re.S):
+        if block.startswith("name"):
+            p = loads(block)
+            seen[p.name] = zipup.count(p)
+            assert seen[p.name] == len(brute_force(model_from_puzzle(p)))
+    assert seen == stated
+
+
+def test_default_labels_are_never_blank_dot_or_hash():
+    """A name starting with '.', '#' or a space must not give that character as the label: text
+    drawings use '.' for an empty cell and ' ' for no cell."""
+    p = loads(HEAD + 'size = [1, 3]\n[[piece]]\nname = ".dot"\ncells = "#"\n'
+              '[[piece]]\nname = "#hash"\ncells = "#"\n[[piece]]\nname = " sp"\ncells = "#"\n')
+    labels = [q.label for q in p.pieces]
+    assert len(set(labels)) == 3
+    assert not set(labels) & {".", "#", " "}
+    assert all(len(x) == 1 and x.isprintable() for x in labels)
+
+
+def test_many_pieces_still_get_distinct_labels():
+    """More pieces than letters, digits and signs: every one still gets its own label."""
+    n = 120
+    p = loads(HEAD + f'cells = "{"#" * n}"\ncover = "partial"\n'
+              + "".join(f'[[piece]]\nname = "p{k}"\ncells = "#"\n' for k in range(n)))
+    labels = [q.label for q in p.pieces]
+    assert len(set(labels)) == n
+    assert all(len(x) == 1 and x.isprintable() and not x.isspace() and x not in ".#" for x in labels)

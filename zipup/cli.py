@@ -113,7 +113,8 @@ class _Out:
                    "image); the summary also gives the counts up to symmetry and with copies told apart.")
 @click.option("--workers", type=click.IntRange(min=0), default=None, metavar="N",
               help="Processes that run independent subproblems (default: the number of CPUs; "
-                   "0 or 1: run them in this process).")
+                   "0 or 1: this process, and the puzzle is cut only for --memory or --checkpoint). "
+                   "Small puzzles are not cut.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run the subproblems on this Dask scheduler (e.g. tcp://10.0.0.5:8786) instead; "
                    "see docs/scale.md.")
@@ -229,6 +230,8 @@ def _parallel_wanted(problem, plan, tree, workers, scheduler, memory, checkpoint
         return False
     if scheduler or checkpoint or memory is not None:
         return True
+    if workers is not None and workers <= 1:  # one process, nothing else asked: the whole problem
+        return False
     return worth_splitting(problem, plan)
 
 
@@ -243,7 +246,8 @@ def _enumerate_parallel(problem, filters, post, output, fmt, count_only, limit, 
     resumed = False
     if checkpoint:
         ck = parallel.Checkpoint(checkpoint, parallel.fingerprint(
-            problem, mode=mode, format=fmt, limit=limit, filters=[repr(f) for f in filters]))
+            problem, mode=mode, format=fmt, limit=limit, filters=[repr(f) for f in filters],
+            to_file=bool(output and listing)))
         resumed = ck.resume(output if listing else None)
     out = _Out(output, append=resumed and listing)
     text = fmt == "text"

@@ -10,6 +10,7 @@ from formats without geometry.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 
@@ -179,6 +180,8 @@ def configuration_matrices(puzzle):
     n = len(board.cells)
     pieces = []
     for piece in puzzle.pieces:
+        if not board.match:  # labels only matter under match: shapes alike but for labels are one
+            piece = dataclasses.replace(piece, labels=("#",) * len(piece.cells))
         idx, orient = _placements(piece, board, grid, labcode)
         m, k = idx.shape
         mat = sp.csr_array((np.ones(m * k, dtype=np.uint8), idx.ravel(), np.arange(0, m * k + 1, k)),

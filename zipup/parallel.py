@@ -361,21 +361,20 @@ def subproblem(problem, path, _cache=None):
     ----------
     problem : Problem
     path : sequence of int
-    _cache : dict, optional
-        Maps paths to subproblems already built (and is filled).
+    _cache : _NodeCache, optional
+        Subproblems already built (and it is filled).
 
     Returns
     -------
     Subproblem
     """
     path = tuple(int(i) for i in path)
-    if _cache is not None and path in _cache:
-        return _cache[path]
-    node = Subproblem.root(problem) if not path else subproblem(problem, path[:-1], _cache).child(path[-1])
-    if _cache is not None:
-        if len(_cache) > 256:
-            _cache.clear()
-        _cache[path] = node
+    if _cache is None:
+        _cache = _NodeCache(0)
+    node = _cache.get(path)
+    if node is None:
+        node = Subproblem.root(problem) if not path else subproblem(problem, path[:-1], _cache).child(path[-1])
+        _cache.put(path, node)
     return node
 
 
@@ -544,7 +543,9 @@ def plan_split(problem, *, parts=1, budget=None, plan="auto", done=(), max_subpr
     Returns
     -------
     list of Subproblem
-        Largest estimate first.
+        Largest estimate first.  (Only paths are kept while cutting, so a
+        problem with large matrices does not fill the memory; these are
+        rebuilt at the end: :func:`_split_paths` gives the paths alone.)
 
     Examples
     --------
@@ -554,12 +555,51 @@ def plan_split(problem, *, parts=1, budget=None, plan="auto", done=(), max_subpr
     >>> len(subs) >= 20, len({s.path for s in subs}) == len(subs)
     (True, True)
     """
+    cache = _NodeCache()
+    return [subproblem(problem, path, cache)
+            for path in _split_paths(problem, parts=parts, budget=budget, plan=plan, done=done,
+                                     max_subproblems=max_subproblems, stats=stats)]
+
+
+class _NodeCache(collections.OrderedDict):
+    """Subproblems built lately, least recently used dropped beyond a number of matrix entries."""
+
+    def __init__(self, max_entries=20_000_000):
+        super().__init__()
+        self.max_entries = max_entries
+        self.entries = 0
+
+    def get(self, path):
+        node = super().get(path)
+        if node is not None:
+            self.move_to_end(path)
+        return node
+
+    def clear(self):
+        super().clear()
+        self.entries = 0
+
+    def put(self, path, node):
+        if path in self:
+            return
+        weight = sum(p.matrix.nnz for p in node.problem.pieces)
+        self[path] = node
+        self.entries += weight
+        while self.entries > self.max_entries and len(self) > 1:
+            _, old = self.popitem(last=False)
+            self.entries -= sum(p.matrix.nnz for p in old.problem.pieces)
+
+
+def _split_paths(problem, *, parts=1, budget=None, plan="auto", done=(), max_subproblems=None, stats=None):
+    """The paths of :func:`plan_split`'s subproblems, largest estimate first."""
     stats = stats if stats is not None else RunStats()
     done = {tuple(d) for d in done}
     inner = _prefixes(done)
     cap = max_subproblems if max_subproblems is not None else max(32 * parts, 512)
     budget = math.inf if budget is None else budget
+    cache = _NodeCache()
     heap, tick = [], 0
+    final = []
 
     def push(node):
         nonlocal tick
@@ -569,33 +609,37 @@ def plan_split(problem, *, parts=1, budget=None, plan="auto", done=(), max_subpr
             stats.dead += 1
             return
         if node.path in inner:  # partly done: its children carry on
-            for c in node.children():
-                push(c)
+            for i in range(node.branches):
+                push(node.child(i))
             return
         est = estimate_bytes(node.problem, plan) if node.problem.pieces else 0.0
         size = sum(p.n_placements for p in node.problem.pieces)
-        heapq.heappush(heap, (-est, -size, tick, node))
+        item = (-est, -size, tick, node.path)
         tick += 1
+        if node.branches == 0 or not node.problem.pieces:
+            final.append(item)  # cannot be cut
+        else:
+            heapq.heappush(heap, item)
 
     push(Subproblem.root(problem))
-    final = []
     while heap:
-        est, size, _, node = heap[0]
+        est, size, _, path = heap[0]
         over = math.isfinite(est) and -est > budget  # an infinite estimate means the plan cannot tell
         if not (over or len(heap) + len(final) < parts) or len(heap) + len(final) >= cap:
             break
         heapq.heappop(heap)
-        if node.branches == 0 or not node.problem.pieces:
-            final.append((est, size, node))
-            continue
         if over:
             stats.over_budget += 1
-        for c in node.children():
-            push(c)
-    items = sorted([(e, s, n) for e, s, _, n in heap] + final, key=lambda t: (t[0], t[1], t[2].path))
+        node = subproblem(problem, path, cache)
+        for i in range(node.branches):
+            child = node.child(i)
+            if child.branches and child.problem.pieces:
+                cache.put(child.path, child)
+            push(child)
+    items = sorted([t[:2] + (t[3],) for t in heap + final])
     stats.still_over += sum(1 for e, _, _ in items if math.isfinite(e) and -e > budget)
-    out = [n for _, _, n in items]
-    stats.depth = max([stats.depth] + [n.depth for n in out])
+    out = [p for _, _, p in items]
+    stats.depth = max([stats.depth] + [len(p) for p in out])
     return out
 
 
@@ -626,7 +670,7 @@ def _solve_path(payload, path, mode):
     """
     t0 = time.perf_counter()
     if getattr(_WORKER, "payload", None) is not payload:
-        _WORKER.payload, _WORKER.cache = payload, {}
+        _WORKER.payload, _WORKER.cache = payload, _NodeCache(max(1, payload.budget // 40))
     cache = _WORKER.cache
     try:
         node = subproblem(payload.problem, path, cache)
@@ -639,7 +683,7 @@ def _solve_path(payload, path, mode):
         else:
             from .plans import get_plan
 
-            plan = get_plan(payload.plan, payload.tree)
+            plan = get_plan(payload.plan, payload.tree if not path else None)  # a tree names the root's pieces
             res = plan.run(node.problem, count_only=(mode == "count"), kernel=payload.kernel,
                            memory=payload.budget)
             out["plan"] = res.plan
@@ -951,17 +995,16 @@ def _drive(problem, *, plan, tree, kernel, filters, mode, workers, scheduler, me
     stats.budget = budget
     try:
         want = parts if parts is not None else (1 if stats.workers <= 1 else 8 * stats.workers)
-        leaves = plan_split(problem, parts=want, budget=budget, plan=plan, done=done,
-                            max_subproblems=max_subproblems, stats=stats)
+        paths = _split_paths(problem, parts=want, budget=budget, plan=plan, done=done,
+                             max_subproblems=max_subproblems, stats=stats)
         stats.resumed = len(done)
-        stats.subproblems = len(leaves)
-        queue = collections.deque(n.path for n in leaves)
-        del leaves
+        stats.subproblems = len(paths)
+        queue = collections.deque(paths)
         bar = _Progress(progress, stats.resumed + len(queue), stats.resumed, passed0)
         passed = passed0
         inflight = {}
         crashes = collections.Counter()
-        coord_cache = {}
+        coord_cache = _NodeCache()
         try:
             while queue or inflight:
                 while queue and len(inflight) < ex.slots:

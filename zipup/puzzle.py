@@ -462,6 +462,7 @@ def _fits_box(piece, board):
 def _unique_labels(pieces):
     """Give every piece a distinct one-character label, keeping the ones asked for."""
     import dataclasses
+    import itertools
     import string
 
     used = {p.label for p in pieces if p.label}
@@ -474,7 +475,9 @@ def _unique_labels(pieces):
         cand = [p.name[0]] if p.name[0] not in ". #" else []
         cand += [p.name[0].upper(), p.name[0].lower()] + [ch for ch in p.name[1:] if ch not in ". #"]
         cand += list(pool)
-        lab = next(ch for ch in cand if ch not in used and ch.isprintable())
+        more = (chr(c) for c in itertools.count(0xC0))  # past the pool: any printable character
+        lab = next(ch for ch in itertools.chain(cand, more) if ch not in used and ch not in ". #"
+                   and ch.isprintable() and not ch.isspace())
         used.add(lab)
         out.append(dataclasses.replace(p, label=lab))
     return out
