@@ -1,8 +1,15 @@
 """Benchmark zipup against its peers on the same puzzles, in one run.
 
 Every (puzzle, tool) pair runs in its own child process, started with
-:mod:`subprocess`; its peak memory is the ``ru_maxrss`` of that child, read
-with :func:`os.wait4` (so one tool's memory never hides another's).  A child
+:mod:`subprocess` through a tiny launcher; its peak memory is the
+``ru_maxrss`` of that child, read with :func:`os.wait4` in the launcher (so one
+tool's memory never hides another's, and the benchmark's own memory, which a
+child forked straight from it would inherit, is not counted).  The launcher is
+a child subreaper: processes the tool leaves behind (a forkserver and its
+workers) are reaped by it too; the peak is then the largest process, and the
+note gives their number and the sum of their peaks.  Each run has a
+time limit (``--timeout``, reported as ``timeout``) and an address-space cap
+(``--memory-limit``).  A child
 prints one JSON line: the count it found and the seconds its solve took,
 timed inside the child (interpreter start-up, imports, file loading and
 building the peer's input are excluded; numba compilation too, see below).
@@ -53,7 +60,8 @@ Exact-cover encoding for the DLX peers, built from zipup's own
 
 Puzzles run in one of two modes: ``count`` (the whole count; every tool that
 finishes must find the same count, equal to the known one, or the benchmark
-exits with status 1 naming the puzzle and the tools) or ``first`` (the first
+exits with status 1 naming the puzzle and the tools; so does a tool that
+fails with an error) or ``first`` (the first
 configuration only; used where a full count is out of reach for a peer).
 
 Usage::
@@ -510,28 +518,44 @@ class Result:
 # Linux carries the high-water mark across fork and exec.  So every child is
 # started by this small launcher, which reports its own child's rusage.
 LAUNCHER = r"""
-import json, os, sys, time
-out, argv = sys.argv[1], sys.argv[2:]
+import ctypes, json, os, resource, sys, time
+out, limit, argv = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+if limit > 0:  # address-space cap, inherited by the child: a runaway run fails, not the machine
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:  # PR_SET_CHILD_SUBREAPER: orphaned descendants (a forkserver's workers) come back to us
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+except Exception:
+    pass
 t = time.perf_counter()
 pid = os.posix_spawnp(argv[0], argv, os.environ)
-_, status, usage = os.wait4(pid, 0)
-wall = time.perf_counter() - t
+rc, wall, peaks = None, None, []
+while True:
+    try:
+        p, status, usage = os.wait4(-1, 0)
+    except ChildProcessError:
+        break
+    peaks.append(usage.ru_maxrss)
+    if p == pid:
+        rc, wall = os.waitstatus_to_exitcode(status), time.perf_counter() - t
 with open(out, "w") as f:
-    json.dump({"rc": os.waitstatus_to_exitcode(status), "maxrss": usage.ru_maxrss, "wall": wall}, f)
+    json.dump({"rc": rc, "maxrss": max(peaks), "sumrss": sum(peaks), "nproc": len(peaks),
+               "wall": wall}, f)
 """
 
 
-def run_child(argv, timeout):
+def run_child(argv, timeout, memory_limit=0):
     """Run a child process; return (stdout, stderr, returncode, wall, peak RSS in MB, timed_out).
 
     The peak RSS is the child's own ``ru_maxrss`` (from :func:`os.wait4` in a
     small launcher, see ``LAUNCHER``); a timed-out child is killed with its
-    whole process group.
+    whole process group.  ``memory_limit`` (bytes, 0: none) caps the child's
+    address space.
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile(suffix=".json") as info:
         t = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-S", "-c", LAUNCHER, info.name] + list(argv),
+        proc = subprocess.Popen([sys.executable, "-S", "-c", LAUNCHER, info.name,
+                                 str(int(memory_limit))] + list(argv),
                                 stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                 cwd=str(ROOT), start_new_session=True)
         try:
@@ -556,7 +580,10 @@ def run_child(argv, timeout):
         # ru_maxrss is in kilobytes on Linux (bytes on macOS)
         scale = 1 / 1024 if sys.platform != "darwin" else 1 / 2**20
         rss = data["maxrss"] * scale if "maxrss" in data else None
-        return stdout, stderr, rc, data.get("wall", wall), rss, timed_out
+        if data.get("nproc", 1) > 1:  # processes the tool left behind, reaped by the launcher
+            stderr += (f"\n[benchmark] {data['nproc']} processes; peak RSS is the largest, "
+                       f"the sum of their peaks is {data['sumrss'] * scale:.0f} MB")
+        return stdout, stderr, rc, data.get("wall") or wall, rss, timed_out
 
 
 def run_one(tool, case, puzzle, problem, opts):
@@ -566,22 +593,37 @@ def run_one(tool, case, puzzle, problem, opts):
     argv = tool.argv(case, opts)
     if opts.verbose:
         print("$ " + shlex.join(argv), file=sys.stderr, flush=True)
-    out, err, rc, wall, rss, timed_out = run_child(argv, opts.timeout)
+    out, err, rc, wall, rss, timed_out = run_child(argv, opts.timeout,
+                                                   int(opts.memory_limit * 2**30))
     r = Result(case.name, tool.name, "ok", wall=wall, rss_mb=rss)
     if timed_out:
         r.status, r.note = "timeout", f"killed after {opts.timeout:g} s"
+        return r
+    last = (err.strip().splitlines() or [""])[-1]
+    if rc != 0:
+        r.status = "error"
+        if rc < 0:
+            sig = signal.Signals(-rc).name if -rc in signal.valid_signals() else str(-rc)
+            r.note = f"killed by {sig}" + (" (out of memory?)" if -rc == signal.SIGKILL else "")
+        else:
+            r.note = f"exit {rc}: {last}"
+        try:  # the child's own account of the error, when it gave one
+            r.note = tool.parse(out).get("note") or r.note
+        except Exception:  # noqa: BLE001
+            pass
         return r
     try:
         data = tool.parse(out)
     except Exception as e:  # noqa: BLE001 - reported, not hidden
         data = {"status": "error", "note": f"{type(e).__name__}: {e}"}
-    if rc != 0 or data.get("status", "ok") != "ok":
-        last = (err.strip().splitlines() or [""])[-1]
-        r.status = data.get("status", "error") if rc == 0 else "error"
-        r.note = data.get("note") or f"exit {rc}: {last}"
+    if data.get("status", "ok") != "ok":
+        r.status = data.get("status", "error")
+        r.note = data.get("note") or last
         return r
     r.count = data.get("count")
     r.seconds = data.get("seconds", wall)
+    if "[benchmark]" in err:
+        r.note = err.rsplit("[benchmark] ", 1)[1].strip()
     return r
 
 
@@ -639,7 +681,8 @@ def table(results, cases, markdown=False):
         rows.append([r.case, r.tool, _fmt_time(r.seconds), _fmt_time(r.wall),
                      f"{r.rss_mb:.0f}" if r.rss_mb is not None else "", cnt,
                      _fmt_ratio(z.seconds, r.seconds) if peer else "",
-                     _fmt_ratio(z.rss_mb, r.rss_mb) if peer else "", r.note])
+                     _fmt_ratio(z.rss_mb, r.rss_mb) if peer else "",
+                     r.note if len(r.note) <= 100 else r.note[:97] + "..."])
     if markdown:
         lines = ["| " + " | ".join(head) + " |",
                  "|" + "|".join("---" if i in (0, 1, 8) else "---:" for i in range(len(head))) + "|"]
@@ -657,8 +700,8 @@ def table(results, cases, markdown=False):
 
 
 def check_counts(results, cases):
-    """Messages for every disagreement: between tools, or with the known count."""
-    problems = []
+    """Messages for every disagreement (between tools, or with the known count) and every error."""
+    problems = [f"{r.case}: {r.tool} failed: {r.note}" for r in results if r.status == "error"]
     for case in cases:
         got = [r for r in results if r.case == case.name and r.status == "ok"]
         if case.mode == "first":
@@ -709,6 +752,9 @@ def parse_args(argv):
     ap.add_argument("--tools", help="comma-separated subset (default: " + ",".join(DEFAULT_TOOLS) + ")")
     ap.add_argument("--timeout", type=float, default=600.0,
                     help="seconds per run before it is killed and reported as 'timeout' (default 600; 0: none)")
+    ap.add_argument("--memory-limit", type=float, default=16.0, metavar="GB",
+                    help="address-space cap per run, in GiB (default 16; 0: none); a run past it "
+                         "fails with MemoryError and is reported as an error")
     ap.add_argument("--plan", default="auto", help="zipup's plan (default auto)")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
     ap.add_argument("--output", help="also write the table to this file")
@@ -747,7 +793,7 @@ def main(argv=None):
         Path(opts.output).write_text(text + "\n")
     problems = check_counts(results, cases)
     if problems:
-        print("\nBENCHMARK FAILED: counts disagree", file=sys.stderr)
+        print("\nBENCHMARK FAILED: counts disagree or a tool failed", file=sys.stderr)
         for p in problems:
             print("  " + p, file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/strategies.py
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                            HealthCheck.data_too_large])
 settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=1000)
+# (tests with their own example count use strategies.examples(n), which the profile scales too)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 

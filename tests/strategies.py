@@ -13,10 +13,20 @@ TOML puzzle format, and :func:`brute_force` lists its configurations as a set of
 from __future__ import annotations
 
 import itertools
+import os
 from dataclasses import dataclass
 
 import numpy as np
+from hypothesis import settings
 from hypothesis import strategies as st
+
+#: ``HYPOTHESIS_PROFILE=thorough`` runs ten times the examples of every property test.
+SCALE = 10 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 1
+
+
+def examples(n):
+    """``@examples(n)``: run a property test on n random examples (times SCALE)."""
+    return settings(max_examples=n * SCALE)
 
 # --------------------------------------------------------------------------- geometry by hand
 
@@ -330,13 +340,14 @@ def models(draw, ndims=(1, 2, 3), covers=("exact", "partial"), separate=("none",
     orientation its rules allow (so exact-cover puzzles usually have solutions); under
     partial cover a few spare cells are added.  Sometimes the board is instead any random set
     of cells of the right size (so zero is a common answer too).  Covers copies (count > 1),
-    holes, labels with ``match = true``, colours with ``separate``, per-piece
+    holes, labels (with and without ``match = true``), colours with ``separate``, per-piece
     ``rotate``/``mirror``, coordinates, layers and size boards.
     """
     ndim = draw(st.sampled_from(ndims))
     box = draw(boxes(ndim))
     use_match = draw(st.sampled_from(match))
-    labels = ("#", "a", "b") if use_match else ("#",)
+    # labels matter only under match; without it they must change nothing
+    labels = ("#", "a", "b") if (use_match or draw(st.booleans())) else ("#",)
     cover = draw(st.sampled_from(covers))
     sep = draw(st.sampled_from(separate))
     rot = draw(st.sampled_from((None, True, False)))

@@ -6,11 +6,11 @@ import itertools
 from collections import deque
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import zipup
-from strategies import brute_force, engine_configurations, models, neighbours
+from strategies import brute_force, engine_configurations, examples, models, neighbours
 from zipup.errors import UsageError
 from zipup.filters import Cover, Separation, Slidable, default_filters, parse_filter
 from zipup.matrices import Configuration, Problem
@@ -109,7 +109,7 @@ def test_room_exact_slide_agrees_with_the_hand_made_search(room, room_problem):
 # ---------------------------------------------------------------- random puzzles
 
 
-@settings(max_examples=60)
+@examples(60)
 @given(models(separate=("none",)))
 def test_quick_slide_filter_equals_the_hand_made_test(model):
     """On random boards with holes, doorways and empty cells: the configurations that pass are
@@ -126,7 +126,7 @@ def test_quick_slide_filter_equals_the_hand_made_test(model):
     assert zipup.count(problem, slidable="quick") == len(got)
 
 
-@settings(max_examples=30)
+@examples(30)
 @given(models(separate=("none",), max_copies=3))
 def test_exact_slide_filter_equals_the_hand_made_search(model):
     """The exact slide test searches every position (open boards make that slow), so: at most
@@ -140,7 +140,7 @@ def test_exact_slide_filter_equals_the_hand_made_search(model):
         assert exact.keep(problem, conf) == keep(mine)
 
 
-@settings(max_examples=40)
+@examples(40)
 @given(models(), st.sampled_from(["none", "quick"]))
 def test_filters_only_remove_configurations(model, mode):
     """zipup.enumerate with filters gives a subset of the unfiltered listing (separation and
@@ -154,7 +154,7 @@ def test_filters_only_remove_configurations(model, mode):
         assert set(filtered) == set(every)
 
 
-@settings(max_examples=50)
+@examples(50)
 @given(models(separate=("none",)), st.sampled_from(["edge", "corner"]))
 def test_separation_filter_equals_the_touch_test(model, rule):
     """Separation(rule) keeps exactly the configurations where no two pieces (copies included) of

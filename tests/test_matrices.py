@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import zipup
 from conftest import DOMINO_2X2
-from strategies import models, neighbours, ref_placements
+from strategies import examples, models, neighbours, ref_placements
 from zipup.matrices import Configuration, configuration_matrices, placement_array, separating_colours
 from zipup.puzzle import loads
 
@@ -55,7 +55,7 @@ def test_exact_cover_makes_every_column_primary():
     assert prob.pieces[0].n_placements == 4  # 2 horizontal + 2 vertical dominoes in a 2x2 square
 
 
-@settings(max_examples=80)
+@examples(80)
 @given(models())
 def test_placements_equal_the_hand_made_ones(model):
     """Every allowed orientation, every translation onto board cells (labels equal under match),
@@ -69,11 +69,8 @@ def test_placements_equal_the_hand_made_ones(model):
         assert len(prob.pieces[k].orientation) == len(got)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "matrices._placements passes piece labels to geometry.orientations even when match = false, so "
-    "orientations that differ only in their labels become duplicate placements: a piece drawn 'ab' "
-    "on a 4-cell bar gets 6 rows instead of 3 and every configuration is counted twice"))
 def test_labels_are_ignored_without_match():
+    """Orientations that differ only in their labels are one placement unless match = true."""
     p = loads('name = "x"\n[board]\ncells = "####"\n'
               '[[piece]]\nname = "A"\ncells = "ab"\n[[piece]]\nname = "B"\ncells = "##"\n')
     prob = configuration_matrices(p)
@@ -90,7 +87,7 @@ def test_labels_matter_under_match():
     assert zipup.count(loads(text)) == 2
 
 
-@settings(max_examples=60)
+@examples(60)
 @given(models(separate=("edge", "corner")))
 def test_separation_marks_collide_exactly_when_same_colours_touch(model):
     """Two placements of separated pieces collide through marks/forbids exactly when they touch

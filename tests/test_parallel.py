@@ -351,11 +351,11 @@ def test_kill_and_resume(tmp_path, workers):
 
 @pytest.mark.slow
 def test_box_subtree_on_one_two_workers_and_dask():
-    """One part of the box (its first piece in its first placement: a 12th of it), counted with
-    1 and 2 workers and on a Dask LocalCluster: the same count."""
+    """One part of the box (two placements fixed: about a 300th of it), counted with 1 and 2
+    workers and on a Dask LocalCluster: the same count."""
     distributed = pytest.importorskip("distributed")
     box = _problem("box-3x4x5.toml")
-    part = parallel.subproblem(box, (0,))
+    part = parallel.subproblem(box, (0, 0))
     counts = [parallel.run(part.problem, "sweep", workers=w, parts=8, progress=False).count for w in (1, 2)]
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
                                   dashboard_address=None) as cluster:

@@ -14,13 +14,13 @@ from collections import defaultdict
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import zipup
 from conftest import DOMINO_2X2
-from strategies import (brute_force, engine_configurations, exact_cover_problems, model_from_puzzle, models,
-                        ref_placements, tree_texts)
+from strategies import (brute_force, engine_configurations, exact_cover_problems, examples, model_from_puzzle,
+                        models, ref_placements, tree_texts)
 from zipup.errors import UsageError
 from zipup.join import AutoKernel, _KERNELS
 from zipup.matrices import PieceRows, Problem
@@ -106,7 +106,7 @@ def test_room_stats_fields(room_problem):
 # ---------------------------------------------------------------- random puzzles
 
 
-@settings(max_examples=70)
+@examples(70)
 @given(models(), st.sampled_from(["bits", "sparse"]))
 def test_engine_equals_brute_force(model, kernel):
     """Counts and the sets of configurations equal the brute force's for every plan (listing and
@@ -123,7 +123,7 @@ def test_engine_equals_brute_force(model, kernel):
     assert zipup.count(problem) == len(want)
 
 
-@settings(max_examples=50)
+@examples(50)
 @given(st.data())
 def test_any_tree_shape_gives_the_same_configurations(data):
     model = data.draw(models())
@@ -137,7 +137,7 @@ def test_any_tree_shape_gives_the_same_configurations(data):
     assert zipup.count(problem, tree=tree) == len(want)
 
 
-@settings(max_examples=40)
+@examples(40)
 @given(models())
 def test_compiled_paths_forced_on_small_puzzles(model):
     """The look-ahead pruning and the auto kernel's switch to compiled loops only start on big
@@ -164,7 +164,7 @@ def options_problem(options, primary):
                    pieces=(rows,))
 
 
-@settings(max_examples=50)
+@examples(50)
 @given(exact_cover_problems(max_options=8))
 def test_options_any_number_of_times_equal_subset_search(ec):
     """Pieces with count None (exact-cover options): every subset of disjoint options that covers

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 
 import zipup
 from conftest import DOMINO_2X2
-from strategies import models
+from strategies import examples, models
 from zipup.errors import PuzzleFileError, ZipupError
 from zipup.puzzle import loads
 
@@ -129,7 +129,7 @@ def test_every_repository_toml_puzzle_loads(root):
         assert p.pieces and p.board.cells, path
 
 
-@settings(max_examples=60)
+@examples(60)
 @given(models())
 def test_random_puzzles_load_as_written(model):
     """The loader reads back exactly what the random model wrote (cells, labels, doors, rules)."""

@@ -6,10 +6,10 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 
 import zipup
-from strategies import engine_configurations, models
+from strategies import engine_configurations, examples, models
 from zipup import render
 from zipup.errors import UsageError
 from zipup.matrices import Problem
@@ -51,7 +51,7 @@ def parse_drawing(text, ndim, extent):
     return out
 
 
-@settings(max_examples=40)
+@examples(40)
 @given(models())
 def test_text_drawings_read_back(model):
     """Every piece's label stands on exactly its cells, '.' on empty room cells, nothing else;
@@ -91,7 +91,7 @@ def test_text_without_geometry_lists_locations(room_problem):
     assert all(len(ln.split()) == 5 or len(ln.split()) == 6 for ln in lines)  # name + 4 or 5 cells
 
 
-@settings(max_examples=30)
+@examples(30)
 @given(models())
 def test_json_records_hold_every_copy(model):
     problem = zipup.as_problem(loads(model.toml()))

@@ -64,7 +64,7 @@ __all__ = ["Checkpoint", "Finished", "ParallelResult", "RunStats", "Subproblem",
 SPLIT_VERSION = 1
 
 _OVERHEAD = 4  # bytes a plan holds per row of its largest matrix, times the row's own bytes
-_SMALL_BYTES = 32 << 20  # a whole problem estimated under this runs unsplit in this process
+_SMALL_BYTES = 1 << 40  # estimates are loose upper bounds: below this, whole and in this process is faster
 _MIN_LIMIT = 64 << 20  # a worker process's address-space headroom is never less than this
 _LOCAL_PAYLOAD = None
 
@@ -426,7 +426,7 @@ def worth_splitting(problem, plan="auto"):
     >>> import zipup
     >>> worth_splitting(zipup.as_problem(zipup.load("puzzles/room.toml")))
     False
-    >>> worth_splitting(zipup.as_problem(zipup.load("puzzles/pentomino-6x10.toml")))
+    >>> worth_splitting(zipup.as_problem(zipup.load("puzzles/box-3x4x5.toml")))
     True
     """
     return estimate_bytes(problem, plan) > _SMALL_BYTES
