@@ -358,9 +358,16 @@ def test_count_only_results_cannot_list(room_problem):
 
 
 def test_memory_budget_does_not_change_results(room_problem, room_reference):
+    # a small budget means small join blocks (1/64 of it), never other results
     for plan in ("balanced", "sweep"):
-        r = zipup.solve(room_problem, plan, memory=1)
+        r = zipup.solve(room_problem, plan, memory=4 << 20)
         assert listed(room_problem, r) == room_reference
+
+
+def test_a_budget_too_small_stops_with_a_memory_budget_error(room_problem):
+    for plan in ("balanced", "sweep"):
+        with pytest.raises(zipup.errors.MemoryBudgetError, match="over the memory budget"):
+            zipup.solve(room_problem, plan, memory=1)
 
 
 def test_dominoes_2x2_listing():

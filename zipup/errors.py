@@ -7,7 +7,7 @@ line and exits with status 1.  Anything else escaping is a bug.
 
 from __future__ import annotations
 
-__all__ = ["PuzzleFileError", "UsageError", "ZipupError"]
+__all__ = ["MemoryBudgetError", "PuzzleFileError", "UsageError", "ZipupError"]
 
 
 class ZipupError(Exception):
@@ -48,3 +48,11 @@ class PuzzleFileError(ZipupError, ValueError):
 
 class UsageError(ZipupError, ValueError):
     """An option or argument that does not make sense (exit status 2 on the command line)."""
+
+
+class MemoryBudgetError(ZipupError, MemoryError):
+    """A plan would hold more than its memory budget.
+
+    Raised between steps, before the machine runs out; the parallel runner
+    catches it (as a ``MemoryError``) and cuts the subproblem further.
+    """

@@ -55,6 +55,7 @@ import scipy.sparse as sp
 
 from .errors import UsageError, ZipupError
 from .matrices import Configuration
+from .plans import available_memory as _available_memory
 
 __all__ = ["Checkpoint", "Finished", "ParallelResult", "RunStats", "Subproblem", "configurations",
            "count", "default_memory", "estimate_bytes", "fingerprint", "parse_size", "plan_split",
@@ -124,21 +125,6 @@ def parse_size(text):
     if not value > 0 or not math.isfinite(value):
         raise UsageError(f"memory size {text!r}: expected a positive size")
     return max(1, int(value * units[unit]))
-
-
-def _available_memory():
-    """Bytes of memory available now (``MemAvailable``), or the physical size."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 4 << 30
 
 
 def default_memory():

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import UsageError
+from .errors import MemoryBudgetError, UsageError
 from .join import BLOCK_BYTES, get_kernel, pack
 from .matrices import Configuration
 
-__all__ = ["Auto", "Balanced", "Plan", "Result", "Step", "Sweep", "get_plan", "parse_tree"]
+__all__ = ["Auto", "Balanced", "Plan", "Result", "Step", "Sweep", "available_memory", "get_plan", "parse_tree"]
 
 _INT64_SAFE = 2**62
 
@@ -388,6 +388,7 @@ class Balanced(Plan):
         kern = get_kernel(kernel)
         tree = self._tree(problem)
         budget = _block_budget(memory)
+        self._limit, self._held = _Budget(memory), 0
         stats = _Stats(on_step)
         swap = _swap(problem)
         wc, _ = _segments(problem)
@@ -485,6 +486,8 @@ class Balanced(Plan):
             order, starts = np.arange(len(i)), np.arange(len(i) + 1)
         back = None if count_only else ("join", a, b, i, j, order, starts)
         node = _Node(state, mult, ords, label, pieces, back=back)
+        self._held += state.nbytes + mult.nbytes + (0 if count_only else 3 * 8 * len(i))
+        self._limit.check(self._held, f"balanced join {label}")
         nbytes = state.nbytes + mult.nbytes + sum(x.nbytes for v in ords.values() for x in v
                                                    if x is not None)
         stats.append(Step(self.name, len(stats), label, (a.state.shape[0], b.state.shape[0]), nnz,
@@ -607,11 +610,12 @@ class Sweep(Plan):
         bits = sum(max(1, p.count.bit_length()) for p in problem.pieces if p.count is not None)
         if self.compact and problem.n_marks == 0 and _span(problem, pos) + bits <= 64:
             return self._run_compact(problem, order, pos, bits, count_only, get_kernel(kernel),
-                                     _block_budget(memory), on_step)
+                                     _block_budget(memory), on_step, memory)
         return self._run_general(problem, count_only=count_only, kernel=kernel, memory=memory,
                                  on_step=on_step)
 
-    def _run_compact(self, problem, order, pos, bits, count_only, kern, budget, on_step=None):
+    def _run_compact(self, problem, order, pos, bits, count_only, kern, budget, on_step=None,
+                     memory=None):
         """The sweep with every state in one uint64 key: [window of cells ahead | piece counters].
 
         The window's bit 0 is the cell being swept.  Keys stay sorted after each
@@ -653,6 +657,7 @@ class Sweep(Plan):
         keys = np.zeros(1, np.uint64)
         mult = np.ones(1, dtype=np.int64)
         stats, backs = _Stats(on_step), []
+        limit, held_back = _Budget(memory), 0
         fast = getattr(kern, "step_count", None) if count_only else None
         for k in range(n):
             t0 = time.perf_counter()
@@ -673,6 +678,7 @@ class Sweep(Plan):
                 stats.append(Step(self.name, k, f"cell {_colname(problem, order[k])}",
                                   (rows_in, len(gids)), int(nnz), int(plain), int(rows_out), len(keys),
                                   pruned, int(keys.nbytes + mult.nbytes), time.perf_counter() - t0))
+                limit.check(3 * (keys.nbytes + mult.nbytes), f"sweep step {k}")
                 if len(keys) == 0:
                     break
                 continue
@@ -712,9 +718,11 @@ class Sweep(Plan):
                 placement = np.concatenate([np.full(len(pas), -1), gg])
                 ends = np.append(starts[1:], len(sk)) if not pruned else _group_ends(flags, starts)
                 backs.append((parent, placement, order_k, starts, ends))
+                held_back += sum(a.nbytes for a in backs[-1])
             stats.append(Step(self.name, k, f"cell {_colname(problem, order[k])}",
                               (len(todo), len(gids)), nnz, plain, rows_out, len(keys), pruned,
                               int(keys.nbytes + mult.nbytes), time.perf_counter() - t0))
+            limit.check(3 * (keys.nbytes + mult.nbytes) + held_back, f"sweep step {k}")
             if len(keys) == 0:
                 break
         done = (keys & pmask) == full
@@ -773,6 +781,7 @@ class Sweep(Plan):
         count_of = np.array([p.count or 0 for p in problem.pieces], dtype=np.int64)
 
         multi_of = np.array([midx.get(p, -1) for p in range(len(problem.pieces))], dtype=np.int64)
+        limit, held_back = _Budget(memory), 0
         state = np.zeros((1, width), np.uint64)
         cnt = np.zeros((1, len(multi)), np.int16)
         mult = np.ones(1, dtype=np.int64)
@@ -818,10 +827,12 @@ class Sweep(Plan):
             if not count_only:
                 backs.append((parent.astype(np.int64), placement.astype(np.int64), mg.order,
                               mg.starts[:-1], mg.starts[1:]))
+                held_back += sum(a.nbytes for a in backs[-1])
             stats.append(Step(self.name, k, f"cell {_colname(problem, order[k])}",
                               (len(todo), len(gids)), nnz, plain, rows_out, len(mult), 0,
                               int(state.nbytes + mult.nbytes + cnt.nbytes),
                               time.perf_counter() - t0))
+            limit.check(3 * (state.nbytes + mult.nbytes + cnt.nbytes) + held_back, f"sweep step {k}")
             if len(state) == 0:
                 break
         if len(state) and wp:
@@ -984,6 +995,43 @@ def get_plan(plan, tree=None):
     return _PLANS[plan](tree=tree)
 
 
+def available_memory():
+    """Bytes of memory available now (``MemAvailable``), or the physical size.
+
+    Examples
+    --------
+    >>> available_memory() > 0
+    True
+    """
+    import os
+
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
+
+
+class _Budget:
+    """The most a plan may hold between steps (default: 3/4 of the memory available)."""
+
+    def __init__(self, memory):
+        self.limit = int(memory) if memory is not None else max(256 << 20, available_memory() * 3 // 4)
+
+    def check(self, held, where):
+        if held > self.limit:
+            raise MemoryBudgetError(
+                f"{where}: the plan would hold {held / 2**20:,.1f} MiB, over the memory budget of "
+                f"{self.limit / 2**20:,.1f} MiB; give a larger --memory, or --workers to cut the "
+                "puzzle into subproblems")
+
+
 def _block_budget(memory):
-    """Bytes one join block may use: a quarter of the memory budget."""
-    return BLOCK_BYTES if memory is None else max(1 << 16, int(memory) // 4)
+    """Bytes one join block may use: 1/64 of the memory budget (the rest holds the rows)."""
+    return BLOCK_BYTES if memory is None else max(1 << 16, int(memory) // 64)
