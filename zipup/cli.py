@@ -189,6 +189,13 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, un
         for ln in render.stats_table(result.stats):
             info.line(ln)
     summary = _summary(result.count, passed if listing else None, post, limit, result.plan)
+    _finish(out, info, summary, count_only, text, svg_path, problem, drawn)
+
+
+def _finish(out, info, summary, count_only, text, svg_path, problem, drawn):
+    """Print the summary line where it belongs, write the SVG sheet, close the output."""
+    from . import render
+
     if count_only:
         out.line(summary)
     elif text:
@@ -348,17 +355,7 @@ def _enumerate_unique(problem, filters, post, out, info, fmt, count_only, limit,
         if res.breaking is not None:
             info.line(res.breaking.describe(problem))
     summary = _unique_summary(res, post, None if count_only else shown, limit)
-    if count_only:
-        out.line(summary)
-    elif fmt == "text":
-        out.line("")
-        out.line(summary)
-    else:
-        info.line(summary)
-    if svg_path:
-        with open(svg_path, "w", encoding="utf-8") as fh:
-            fh.write(render.svg(problem, drawn))
-    out.close()
+    _finish(out, info, summary, count_only, fmt == "text", svg_path, problem, drawn)
 
 
 def _unique_summary(res, post, shown, limit):

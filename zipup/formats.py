@@ -188,15 +188,9 @@ def _format_of(path, format):
 
 
 def _read_bytes(path, limit):
-    try:
-        with open(path, "rb") as f:
-            data = f.read() if limit is None else f.read(limit + 1)
-    except FileNotFoundError:
-        raise PuzzleFileError(path, "no such file") from None
-    except IsADirectoryError:
-        raise PuzzleFileError(path, "is a directory, expected a puzzle file") from None
-    except OSError as e:
-        raise PuzzleFileError(path, f"cannot be read ({e.strerror})") from None
+    from .puzzle import read_bytes
+
+    data = read_bytes(path, limit)
     if limit is not None and len(data) > limit:
         raise PuzzleFileError(path, f"is larger than {limit // 2**20} MiB; refusing to read it")
     return data

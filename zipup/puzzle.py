@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .errors import PuzzleFileError
 
@@ -115,20 +114,25 @@ def load(path):
     PuzzleFileError
         With the file, key, line and what was expected.
     """
-    p = Path(path)
+    data = read_bytes(path)
     try:
-        data = p.read_bytes()
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PuzzleFileError(path, f"is not UTF-8 text (byte {e.start})") from None
+    return loads(text, path=str(path))
+
+
+def read_bytes(path, limit=None):
+    """A file's bytes (at most ``limit + 1`` of them), or a PuzzleFileError saying why not."""
+    try:
+        with open(path, "rb") as f:
+            return f.read() if limit is None else f.read(limit + 1)
     except FileNotFoundError:
         raise PuzzleFileError(path, "no such file") from None
     except IsADirectoryError:
         raise PuzzleFileError(path, "is a directory, expected a puzzle file") from None
     except OSError as e:
         raise PuzzleFileError(path, f"cannot be read ({e.strerror})") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise PuzzleFileError(path, f"is not UTF-8 text (byte {e.start})") from None
-    return loads(text, path=str(path))
 
 
 def loads(text, path="<string>"):
