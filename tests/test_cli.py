@@ -205,17 +205,11 @@ def test_output_file(cli, tmp_path):
     assert re.findall(r"^#(\d+)$", text.read_text(), re.M) == ["1", "2", "3"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "cli.enumerate: --output in a directory that does not exist ends in a FileNotFoundError "
-    "traceback (cli._Out opens the file unguarded) instead of a one-line error"))
 def test_output_into_a_missing_directory_is_one_error_line(cli, tmp_path):
     r = cli("enumerate", ROOM, "--output", tmp_path / "no" / "such" / "out.txt")
     one_error_line(r, 1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "cli.enumerate: --svg in a directory that does not exist ends in a FileNotFoundError "
-    "traceback after the whole run (open(svg_path) at the end is unguarded)"))
 def test_svg_into_a_missing_directory_is_one_error_line(cli, tmp_path):
     r = cli("enumerate", ROOM, "--svg", tmp_path / "no" / "such" / "out.svg")
     one_error_line(r, 1)

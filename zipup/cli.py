@@ -83,7 +83,12 @@ class _Out:
     """Where results go: stdout or --output, flushed line by line."""
 
     def __init__(self, path, append=False):
-        self.f = open(path, "a" if append else "w", encoding="utf-8") if path else sys.stdout
+        from .errors import ZipupError
+
+        try:
+            self.f = open(path, "a" if append else "w", encoding="utf-8") if path else sys.stdout
+        except OSError as e:
+            raise ZipupError(f"--output {path}: cannot write there ({e.strerror})") from None
 
     def line(self, s=""):
         self.f.write(s + "\n")
@@ -204,9 +209,18 @@ def _finish(out, info, summary, count_only, text, svg_path, problem, drawn):
     else:
         info.line(summary)
     if svg_path:
-        with open(svg_path, "w", encoding="utf-8") as fh:
-            fh.write(render.svg(problem, drawn))
+        _write_svg(svg_path, render.svg(problem, drawn))
     out.close()
+
+
+def _write_svg(path, text):
+    from .errors import ZipupError
+
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as e:
+        raise ZipupError(f"--svg {path}: cannot write there ({e.strerror})") from None
 
 
 class _Err:
@@ -307,8 +321,7 @@ def _enumerate_parallel(problem, filters, post, output, fmt, count_only, limit, 
                   out.f if (listing and output) else None)
         ck.close()
     if svg_path:
-        with open(svg_path, "w", encoding="utf-8") as fh:
-            fh.write(render.svg(problem, drawn))
+        _write_svg(svg_path, render.svg(problem, drawn))
     out.close()
 
 

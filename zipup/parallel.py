@@ -476,7 +476,8 @@ class RunStats:
         out = [f"split: {self.subproblems} subproblems, depth {self.depth}, {self.dead} dead ends dropped",
                f"memory budget: {_human(self.budget)} per worker; {self.over_budget} cuts for estimates "
                f"over it, {self.memory_splits} subproblems cut again at run time"
-               + (f", {self.still_over} run over their estimate" if self.still_over else ""),
+               + (f"; {self.still_over} still estimated over it when the cutting stopped "
+                  f"(watched at run time)" if self.still_over else ""),
                f"ran on {self.where}: {self.seconds:.2f} s wall, {self.busy:.2f} s in plans "
                f"({plans}); largest step {_human(self.peak_bytes)}"]
         if self.resumed:
