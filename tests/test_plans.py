@@ -376,3 +376,23 @@ def test_dominoes_2x2_listing():
             frozenset({("I", frozenset({(0, 0), (1, 0)})), ("I", frozenset({(0, 1), (1, 1)}))})}
     for plan in ("balanced", "sweep"):
         assert listed(problem, zipup.solve(problem, plan)) == want
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixed, want", [(False, 32), (True, 4)])
+def test_north_colours_against_brute_force(fixed, want):
+    """Seed 000's puzzle: 32 configurations; 4 with the red ell's orientation fixed."""
+    import dataclasses
+
+    from strategies import Model, PieceModel, brute_force
+
+    puzzle = zipup.load("puzzles/north-colours.toml")
+    if fixed:
+        ell = dataclasses.replace(puzzle.pieces[0], rotate=False, mirror=False)
+        puzzle = dataclasses.replace(puzzle, pieces=(ell,) + puzzle.pieces[1:])
+    model = Model(ndim=2, box=puzzle.board.shape, board=dict(zip(puzzle.board.cells, puzzle.board.labels)),
+                  pieces=[PieceModel(p.name, dict(zip(p.cells, p.labels)), p.count, p.colour, p.rotate,
+                                     p.mirror) for p in puzzle.pieces],
+                  separate=puzzle.separate)
+    assert zipup.count(puzzle) == want
+    assert len(brute_force(model)) == want
