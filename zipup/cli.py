@@ -197,10 +197,8 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, un
     _finish(out, info, summary, count_only, text, svg_path, problem, drawn)
 
 
-def _finish(out, info, summary, count_only, text, svg_path, problem, drawn):
-    """Print the summary line where it belongs, write the SVG sheet, close the output."""
-    from . import render
-
+def _print_summary(out, info, summary, count_only, text):
+    """The summary line goes with the results in text, else beside them (stderr)."""
     if count_only:
         out.line(summary)
     elif text:
@@ -208,6 +206,13 @@ def _finish(out, info, summary, count_only, text, svg_path, problem, drawn):
         out.line(summary)
     else:
         info.line(summary)
+
+
+def _finish(out, info, summary, count_only, text, svg_path, problem, drawn):
+    """Print the summary line where it belongs, write the SVG sheet, close the output."""
+    from . import render
+
+    _print_summary(out, info, summary, count_only, text)
     if svg_path:
         _write_svg(svg_path, render.svg(problem, drawn))
     out.close()
@@ -309,13 +314,7 @@ def _enumerate_parallel(problem, filters, post, output, fmt, count_only, limit, 
             info.line(ln)
     shown = passed if listing else (result.passed if post else None)
     summary = _summary(result.count, shown, post, limit, result.plan)
-    if count_only:
-        out.line(summary)
-    elif text:
-        out.line("")
-        out.line(summary)
-    else:
-        info.line(summary)
+    _print_summary(out, info, summary, count_only, text)
     if ck is not None:
         ck.finish(result.count, shown if shown is not None else result.passed,
                   out.f if (listing and output) else None)
