@@ -783,26 +783,36 @@ class _Serial:
 
 
 class _Local:
-    """A pool of local worker processes, each under the memory limit."""
+    """A pool of local worker processes, each under the memory limit.
+
+    Workers are forked while this process has a single thread (then a script
+    needs no ``if __name__ == "__main__"`` guard); otherwise they start from a
+    fork server, as forking a threaded process is unsafe.
+    """
 
     def __init__(self, payload, workers, limit=True):
-        import multiprocessing
         import pickle
 
         self.workers = workers
         self.slots = 2 * workers
         self.where = f"{workers} local process{'es' if workers != 1 else ''}"
         self._args = (pickle.dumps(payload), limit)
-        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-        self._ctx = multiprocessing.get_context(method)
-        if method == "forkserver":  # workers start from a server that has numpy, scipy and zipup loaded
-            self._ctx.set_forkserver_preload(["zipup.parallel", "zipup.plans", "zipup.filters"])
         self._pool = None
         self._start()
 
     def _start(self):
-        self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=self._ctx, initializer=_init_local,
+        import multiprocessing
+
+        methods = multiprocessing.get_all_start_methods()
+        if "fork" in methods and threading.active_count() == 1:
+            ctx = multiprocessing.get_context("fork")
+        else:
+            ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+            if ctx.get_start_method() == "forkserver":  # workers start with numpy, scipy and zipup loaded
+                ctx.set_forkserver_preload(["zipup.parallel", "zipup.plans", "zipup.filters"])
+        self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_local,
                                             initargs=self._args)
+        self._pool.submit(int).result()  # start the workers now, before any thread of ours
 
     def submit(self, path, mode):
         f = self._pool.submit(_local_task, path, mode)
@@ -934,7 +944,10 @@ class _Progress:
         if enabled:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, initial=initial, unit="sub", desc="subproblems", file=sys.stderr,
+            class _Bar(tqdm):
+                monitor_interval = 0  # no monitor thread: workers may still be forked later
+
+            self.bar = _Bar(total=total, initial=initial, unit="sub", desc="subproblems", file=sys.stderr,
                             dynamic_ncols=True, smoothing=0.05, leave=False)
 
     def update(self, done_configs, more_total=0):
