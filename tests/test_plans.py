@@ -24,7 +24,9 @@ from strategies import (brute_force, engine_configurations, exact_cover_problems
 from zipup.errors import UsageError
 from zipup.join import AutoKernel, _KERNELS
 from zipup.matrices import PieceRows, Problem
-from zipup.plans import (Auto, Balanced, Sweep, _Lookahead, _mul, _group_sum, _total, get_plan, parse_tree)
+from zipup.plans import Auto, Balanced, Sweep, get_plan, parse_tree
+from zipup.plans.states import _group_sum, _mul, _total
+from zipup.plans.sweep import _Lookahead
 from zipup.puzzle import loads
 
 KERNELS = sorted(_KERNELS)  # every registered kernel must give the same answers
