@@ -24,7 +24,8 @@ from strategies import (brute_force, engine_configurations, exact_cover_problems
 from zipup.errors import UsageError
 from zipup.join import AutoKernel, _KERNELS
 from zipup.matrices import PieceRows, Problem
-from zipup.plans import Auto, Balanced, Sweep, get_plan, parse_tree
+from zipup.plans import PLANS as PLANS_BY_NAME
+from zipup.plans import Auto, Balanced, Plan, Sweep, get_plan, parse_tree
 from zipup.plans.states import _group_sum, _mul, _total
 from zipup.plans.sweep import _Lookahead
 from zipup.puzzle import loads
@@ -343,6 +344,13 @@ def test_get_plan():
         get_plan("nope")
     with pytest.raises(UsageError, match="--tree"):
         get_plan("sweep", tree="(T,T)")
+    assert get_plan("balanced", tree="(T,T)").tree == "(T,T)" and get_plan("auto", tree="(T,T)").tree == "(T,T)"
+
+
+def test_every_registered_plan_is_a_plan_under_its_own_name():
+    assert sorted(PLANS_BY_NAME) == ["auto", "balanced", "sweep"]
+    for name, cls in PLANS_BY_NAME.items():
+        assert issubclass(cls, Plan) and cls.name == name and get_plan(name).name == name
 
 
 def test_auto_picks_a_plan_and_runs_it(room_problem):
