@@ -348,7 +348,7 @@ def test_get_plan():
 
 
 def test_every_registered_plan_is_a_plan_under_its_own_name():
-    assert sorted(PLANS_BY_NAME) == ["auto", "balanced", "sweep"]
+    assert sorted(PLANS_BY_NAME) == ["auto", "balanced", "depth", "sweep"]
     for name, cls in PLANS_BY_NAME.items():
         assert issubclass(cls, Plan) and cls.name == name and get_plan(name).name == name
 

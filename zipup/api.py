@@ -10,6 +10,7 @@ import builtins
 import itertools
 from pathlib import Path
 
+from .errors import UsageError
 from .filters import default_filters
 from .matrices import Problem, configuration_matrices
 from .plans import get_plan
@@ -77,6 +78,18 @@ def solve(puzzle, plan="auto", *, count_only=False, tree=None, kernel="auto", me
                                     on_step=on_step)
 
 
+def _split(plan, tree, workers, scheduler, checkpoint=None):
+    """Whether to cut into subproblems: asked for, and the plan can be run on them."""
+    if workers is None and scheduler is None and checkpoint is None:
+        return False
+    if get_plan(plan, tree).splits:
+        return True
+    if scheduler is not None or checkpoint is not None:
+        raise UsageError(f"the {get_plan(plan).name} plan runs in one process; a scheduler or a "
+                         "checkpoint cuts the puzzle into subproblems for the other plans")
+    return False
+
+
 def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, tree=None,
               kernel="auto", memory=None, workers=None, scheduler=None, progress=False):
     """Iterate over the configurations that pass every filter.
@@ -96,6 +109,8 @@ def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, t
         the problem into independent subproblems and solve them in parallel
         (see :func:`zipup.parallel.run`); configurations then come in the
         order the subproblems finish, and ``memory`` is the budget of the run.
+        A plan that does not split (``depth``) runs in this process whatever
+        they say.
 
     Yields
     ------
@@ -111,7 +126,7 @@ def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, t
     problem = as_problem(puzzle)
     if filters is None:
         filters = default_filters(problem, slidable)
-    if workers is not None or scheduler is not None:
+    if _split(plan, tree, workers, scheduler):
         from .parallel import configurations
 
         return configurations(problem, plan, filters=filters, limit=limit, tree=tree, kernel=kernel,
@@ -130,7 +145,8 @@ def count(puzzle, plan="auto", *, filters=None, slidable=None, tree=None, kernel
     Counts without listing when every filter is enforced inside the plan.
     Given ``workers``, a Dask ``scheduler`` or a ``checkpoint`` file, the
     problem is cut into independent subproblems solved in parallel (see
-    :func:`zipup.parallel.run`; ``memory`` is then the budget of the run).
+    :func:`zipup.parallel.run`; ``memory`` is then the budget of the run),
+    unless the plan does not split (``depth``).
 
     Examples
     --------
@@ -142,7 +158,7 @@ def count(puzzle, plan="auto", *, filters=None, slidable=None, tree=None, kernel
     problem = as_problem(puzzle)
     if filters is None:
         filters = default_filters(problem, slidable)
-    if workers is not None or scheduler is not None or checkpoint is not None:
+    if _split(plan, tree, workers, scheduler, checkpoint):
         from .parallel import run
 
         return run(problem, plan, count_only=True, filters=filters, tree=tree, kernel=kernel, memory=memory,

@@ -62,8 +62,10 @@ _input_format = click.option("--input-format", type=click.Choice(["toml", "dpf",
                              help="Read FILE in this format (default: from its extension).")
 _problem_opt = click.option("--problem", "problem_no", type=click.IntRange(min=1), default=None,
                             help="Which problem of a BurrTools file (1-based; default 1).")
-_plan_opt = click.option("--plan", type=click.Choice(["auto", "balanced", "sweep"]), default="auto",
-                         show_default=True, help="How to arrange the joins.")
+_plan_opt = click.option("--plan", type=click.Choice(["auto", "balanced", "depth", "sweep"]), default="auto",
+                         show_default=True,
+                         help="How to arrange the joins; depth searches depth-first instead, in one "
+                              "process (full covers only).")
 _tree_opt = click.option("--tree", default=None, metavar="SHAPE",
                          help='Shape of the balanced tree, e.g. "((T,T),((S,V),Z))".')
 _kernel_opt = click.option("--kernel", type=click.Choice(["auto", "bits", "compiled", "sparse"]),
@@ -248,7 +250,13 @@ def _parallel_wanted(problem, plan, tree, workers, scheduler, memory, checkpoint
     """Cut into subproblems, unless a --tree shapes the whole problem or it is small and nothing asks."""
     from .errors import UsageError
     from .parallel import worth_splitting
+    from .plans import get_plan
 
+    if not get_plan(plan).splits:
+        if scheduler or checkpoint:
+            raise UsageError(f"--plan {plan} runs in one process; --scheduler and --checkpoint cut the "
+                             "puzzle into subproblems for the other plans")
+        return False
     if tree is not None:
         if scheduler or checkpoint:
             raise UsageError("--tree shapes the plan of the whole problem; it cannot be used with "

@@ -116,7 +116,15 @@ def header(problem):
 
 
 def stats_table(steps):
-    """The per-step statistics as aligned text lines."""
+    """The per-step statistics as aligned text lines.
+
+    A join table for the :class:`~zipup.plans.Step` records; a line for each
+    search record of the depth plan (:func:`search_line`).
+    """
+    searches = [s for s in steps if hasattr(s, "nodes")]
+    steps = [s for s in steps if not hasattr(s, "nodes")]
+    if not steps:
+        return [search_line(s) for s in searches]
     head = ("step", "joins", "rows A", "rows B", "nnz(A·Bᵀ)", "rows", "formed", "merged", "pruned",
             "bytes", "seconds")
     rows = [head]
@@ -126,7 +134,28 @@ def stats_table(steps):
                      str(s.rows_merged), str(s.pruned), str(s.bytes), f"{s.seconds:.4f}"))
     widths = [max(len(r[k]) for r in rows) for k in range(len(head))]
     return ["  ".join(c.ljust(w) if k == 1 else c.rjust(w) for k, (c, w) in enumerate(zip(r, widths)))
-            for r in rows]
+            for r in rows] + [search_line(s) for s in searches]
+
+
+def search_line(rec):
+    """One depth-first search in a line: nodes, nodes per second, first configuration, total time.
+
+    Examples
+    --------
+    >>> from zipup.plans import SearchStats
+    >>> search_line(SearchStats(nodes=289759, configurations=8574, first=0.0009, seconds=0.3364,
+    ...                         load=0.21, finished=True))
+    'depth-first count: 289,759 nodes, 861,353 nodes/s, first configuration after 0.9 ms, 8,574 configurations in 0.336 s (0.210 s loading the compiled search)'
+    """
+    first = "no configuration" if rec.first is None else f"first configuration after {_ms(rec.first)}"
+    done = "" if rec.finished else " (stopped before the end)"
+    return (f"depth-first {rec.mode}: {rec.nodes:,} nodes, {rec.rate:,.0f} nodes/s, {first}, "
+            f"{rec.configurations:,} configurations in {rec.seconds:.3f} s{done} "
+            f"({rec.load:.3f} s loading the compiled search)")
+
+
+def _ms(seconds):
+    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def _colour(problem, piece):

@@ -16,6 +16,9 @@ One module per plan, on the shared interface of :mod:`~zipup.plans.base`:
   placements by their first cell, and zips the running matrix with one group
   at a time (a left-deep tree), requiring every swept cell to be decided once
   its step is done.
+* :class:`Depth` (:mod:`~zipup.plans.depth`) searches depth-first, compiled
+  with numba, one path at a time instead of a level of the tree: for full
+  covers whose levels grow too large (the 3x4x5 box, the Morse alphabet).
 * :class:`Auto` (:mod:`~zipup.plans.auto`) estimates the sizes of both and
   picks one.
 
@@ -29,20 +32,22 @@ from ..errors import UsageError
 from .auto import Auto
 from .balanced import Balanced, default_tree, parse_tree, tree_label
 from .base import Plan, Result, Step, available_memory
+from .depth import Depth, SearchStats
 from .sweep import Sweep, sweep_order
 
-__all__ = ["PLANS", "Auto", "Balanced", "Plan", "Result", "Step", "Sweep", "available_memory",
+__all__ = ["PLANS", "Auto", "Balanced", "Depth", "Plan", "Result", "SearchStats", "Step", "Sweep",
+           "available_memory",
            "default_tree", "get_plan", "parse_tree", "sweep_order", "tree_label"]
 
 #: The plans ``--plan`` takes, by name.
-PLANS = {cls.name: cls for cls in (Auto, Balanced, Sweep)}
+PLANS = {cls.name: cls for cls in (Auto, Balanced, Depth, Sweep)}
 
 # the plans whose constructor takes the shape given by ``--tree``
 _TAKES_TREE = (Auto, Balanced)
 
 
 def get_plan(plan, tree=None):
-    """A plan instance from a name (``auto``, ``balanced``, ``sweep``) or an instance.
+    """A plan instance from a name (``auto``, ``balanced``, ``depth``, ``sweep``) or an instance.
 
     Examples
     --------
@@ -51,7 +56,7 @@ def get_plan(plan, tree=None):
     >>> get_plan("depth-first")
     Traceback (most recent call last):
     ...
-    zipup.errors.UsageError: unknown plan 'depth-first'; expected one of auto, balanced, sweep
+    zipup.errors.UsageError: unknown plan 'depth-first'; expected one of auto, balanced, depth, sweep
     """
     if isinstance(plan, Plan):
         return plan

@@ -69,7 +69,9 @@ class Result:
     ----------
     count : int
         Exact number of configurations (a Python int, however large).
-    stats : list of Step
+    stats : list
+        One :class:`Step` per join (one
+        :class:`~zipup.plans.depth.SearchStats` per search for the depth plan).
     plan : str
     """
 
@@ -108,10 +110,13 @@ class _Stats(list):
 class Plan:
     """Interface of every plan.
 
-    Subclasses implement :meth:`run`.  ``name`` is what ``--plan`` takes.
+    Subclasses implement :meth:`run`.  ``name`` is what ``--plan`` takes;
+    ``splits`` says whether the parallel runner may cut the problem into
+    subproblems for it (a plan that holds one search path gains nothing there).
     """
 
     name = "?"
+    splits = True
 
     def run(self, problem, *, count_only=False, kernel="auto", memory=None, on_step=None):
         """Solve ``problem``; return a :class:`Result`.

@@ -1,0 +1,329 @@
+"""The depth plan: a compiled depth-first search for exact covers.
+
+Where the breadth-first plans hold a whole level of partial configurations
+(which for the 3x4x5 box or the Morse alphabet grows past 10^8 rows), this
+plan holds one path: at every node it branches on the item with the fewest
+choices, among the uncovered cells and the pieces with copies left, and
+keeps, per depth, the list of placements that still fit.  A cell no
+placement can cover, or a piece with fewer fitting placements than copies
+left, ends the branch.  Copies of a piece are interchangeable, so when the
+search branches on a piece, the copy it places takes the smallest placement
+of the copies still to come, and the later copies take placements after it:
+every configuration is met once.
+
+It solves full covers only (every column primary, no colours, no
+separation) and runs in one process.  The count is an exact Python int; the
+configurations come out in batches as they are found.
+
+Layout of the search state (``R`` placements of all pieces, ``n`` cells,
+``W = ceil(n / 64)`` words, ``P`` pieces with copies, ``D`` the deepest
+path):
+
+* ``bits`` : (R, W) uint64, each placement's cells bit-packed; ``words``,
+  ``masks`` (with ``wptr``) its nonzero words only, for the collision test;
+  ``cells`` (with ``cptr``) its cell numbers, for the tallies.
+* ``slot`` : (R,) int64, the piece of each placement among the ``P`` pieces
+  with copies (-1 for an exact-cover option usable any number of times).
+* ``live`` : int64 buffer; depth ``d``'s fitting placements are
+  ``live[lstart[d]:lstart[d] + llen[d]]``, each depth's list a subset of the
+  one before it, stored after it.
+* ``cov`` : (D + 2, W) uint64 cells covered, ``left`` : (D + 2, P) int64
+  copies left, and ``item``, ``pos``, ``lim``, ``chosen`` per depth: the
+  item branched on, where the scan for its next choice is, how many choices
+  it has left, the placement chosen.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UsageError
+from ..matrices import Configuration
+from .base import Plan, Result
+
+__all__ = ["Depth", "SearchStats", "refusal"]
+
+# nodes the compiled loop visits between returns to Python: short while
+# listing (configurations reach the reader at least that often), long while counting
+_LIST_BUDGET = 1 << 17
+_COUNT_BUDGET = 1 << 23
+_BATCH = 1024
+
+
+def refusal(problem):
+    """Why the depth plan cannot solve ``problem``, or ``None`` when it can.
+
+    Examples
+    --------
+    >>> import zipup
+    >>> refusal(zipup.as_problem(zipup.load("puzzles/room.toml")))
+    'partial cover (board.cover = "partial")'
+    >>> refusal(zipup.as_problem(zipup.load("puzzles/soma.toml"))) is None
+    True
+    """
+    puzzle = problem.puzzle
+    board = getattr(puzzle, "board", None)
+    if problem.n_marks:
+        if puzzle is not None and getattr(puzzle, "separate", "none") != "none":
+            return f'separation of colours (separate = "{puzzle.separate}")'
+        return "colours (items with a colour)"
+    if not problem.exact:
+        if board is not None and board.cover != "exact":
+            return f'partial cover (board.cover = "{board.cover}")'
+        if board is not None:
+            return "optional cells (board.optional)"
+        return "secondary columns (covered at most once)"
+    for p in problem.pieces:
+        if p.count != 0 and p.n_placements and (np.diff(p.matrix.indptr) == 0).any():
+            return f"a placement of piece {p.name!r} that covers no cell"
+    return None
+
+
+@dataclass
+class SearchStats:
+    """What one depth-first search did (the ``--stats`` record of the depth plan).
+
+    Attributes
+    ----------
+    plan : str
+    mode : {"count", "list"}
+    nodes : int
+        Placements tried (nodes of the search tree below the root).
+    configurations : int
+        Configurations found so far.
+    first : float or None
+        Seconds from the start to the first configuration.
+    seconds : float
+        Seconds from the start (loading the compiled loop included) to the
+        end, or to where the reader stopped listing.
+    load : float
+        Seconds spent loading (or, the first time, compiling) the compiled loop.
+    finished : bool
+        Whether the whole tree was searched.
+    bytes : int
+        Memory held by the search state.
+    """
+
+    plan: str = "depth"
+    mode: str = "count"
+    nodes: int = 0
+    configurations: int = 0
+    first: float | None = None
+    seconds: float = 0.0
+    load: float = 0.0
+    finished: bool = False
+    bytes: int = 0
+
+    @property
+    def rate(self):
+        """Nodes per second (0.0 before any time has passed)."""
+        return self.nodes / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self):
+        return dict(self.__dict__, rate=self.rate)
+
+
+class _Search:
+    """One resumable depth-first search over a problem's placements."""
+
+    def __init__(self, problem, mode, record):
+        t0 = time.perf_counter()
+        self.t0 = t0
+        self.record = record
+        self.mode = mode
+        pieces = [p for p in problem.pieces]
+        use = [k for k, p in enumerate(pieces) if p.count != 0 and p.n_placements]
+        counted = [k for k, p in enumerate(pieces) if p.count is not None and p.count > 0]
+        self.slot_of = {k: s for s, k in enumerate(counted)}
+        n = problem.n_columns
+        self.n = n
+        mats = [pieces[k].matrix for k in use]
+        self.row_piece = np.concatenate([np.full(m.shape[0], k, np.int64) for k, m in zip(use, mats)]
+                                        + [np.zeros(0, np.int64)])
+        self.row_local = np.concatenate([np.arange(m.shape[0], dtype=np.int64) for m in mats]
+                                        + [np.zeros(0, np.int64)])
+        r = len(self.row_piece)
+        cptr = np.zeros(r + 1, np.int64)
+        cells = np.concatenate([m.indices.astype(np.int64) for m in mats] + [np.zeros(0, np.int64)])
+        np.cumsum(np.concatenate([np.diff(m.indptr) for m in mats] + [np.zeros(0, np.int64)]), out=cptr[1:])
+        self.cptr, self.cells = cptr, cells
+        nw = max(1, -(-n // 64))
+        bits = np.zeros((r, nw), np.uint64)
+        rows = np.repeat(np.arange(r), np.diff(cptr))
+        np.bitwise_or.at(bits, (rows, cells >> 6), np.left_shift(np.uint64(1), (cells & 63).astype(np.uint64)))
+        self.bits = bits
+        wr, wc = np.nonzero(bits)
+        self.wptr = np.zeros(r + 1, np.int64)
+        np.cumsum(np.bincount(wr, minlength=r), out=self.wptr[1:])
+        self.words = wc.astype(np.int64)
+        self.masks = bits[wr, wc]
+        self.slot = np.array([self.slot_of.get(int(k), -1) for k in self.row_piece], np.int64)
+        copies = np.array([pieces[k].count for k in counted], np.int64)
+        if any(p.count is None for p in pieces):
+            depth = n
+        else:
+            depth = min(n, int(copies.sum()))
+        d2 = depth + 2
+        self.live = np.empty(max(16, 4 * r), np.int64)
+        self.live[:r] = np.arange(r)
+        self.lstart = np.zeros(d2, np.int64)
+        self.llen = np.zeros(d2, np.int64)
+        self.llen[0] = r
+        self.item = np.zeros(d2, np.int64)
+        self.pos = np.zeros(d2, np.int64)
+        self.lim = np.zeros(d2, np.int64)
+        self.chosen = np.zeros(d2, np.int64)
+        self.cov = np.zeros((d2, nw), np.uint64)
+        self.left = np.zeros((d2, len(counted)), np.int64)
+        self.left[0] = copies
+        self.ncov = np.zeros(d2, np.int64)
+        self.cnt = np.zeros(max(n, 1), np.int64)
+        self.pcnt = np.zeros(max(len(counted), 1), np.int64)
+        self.sol = np.zeros((_BATCH if mode == "list" else 1, d2), np.int64)
+        self.sol_len = np.zeros(len(self.sol), np.int64)
+        self.st = np.zeros(5, np.int64)
+        self.copies = copies
+        self._note_bytes()
+
+    def _note_bytes(self):
+        self.record.bytes = int(sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray)))
+
+    def batches(self):
+        """Yield lists of configurations as they are found (count mode: empty lists)."""
+        from . import _search as k
+
+        rec = self.record
+        t = time.perf_counter()
+        mode = 1 if self.mode == "list" else 0
+        budget = _LIST_BUDGET if mode else _COUNT_BUDGET
+        if self.n == 0:  # nothing to cover: one empty configuration when no copy is due
+            alive = not self.copies.any()
+            self.st[k.DEPTH] = -1
+            if alive:
+                rec.configurations = 1
+                rec.first = time.perf_counter() - self.t0
+                if mode:
+                    yield [Configuration(())]
+            self._finish()
+            return
+        alive = k.start(self.cptr, self.cells, self.slot, self.n, self.live, self.llen, self.item, self.pos,
+                        self.lim, self.cov, self.left, self.cnt, self.pcnt)
+        self._search(k, 0, mode)  # loads the compiled loop, so that its time is told apart
+        rec.load = time.perf_counter() - t
+        self.st[k.DEPTH] = 0 if alive else -1
+        while self.st[k.DEPTH] >= 0:
+            status = self._search(k, budget, mode)
+            rec.nodes += int(self.st[k.NODES])
+            rec.configurations += int(self.st[k.COUNT])
+            self.st[k.NODES] = self.st[k.COUNT] = 0
+            if status == k.FIRST:
+                rec.first = time.perf_counter() - self.t0
+            elif status == k.SPACE:
+                self.live = np.concatenate([self.live, np.empty_like(self.live)])
+                self._note_bytes()
+            rec.seconds = time.perf_counter() - self.t0
+            if mode and self.st[k.NSOL]:
+                found = self._configurations(int(self.st[k.NSOL]))
+                self.st[k.NSOL] = 0
+                yield found
+            if status == k.DONE:
+                break
+        self._finish()
+
+    def _search(self, k, budget, mode):
+        return k.search(self.bits, self.wptr, self.words, self.masks, self.cptr, self.cells, self.slot, self.n,
+                        self.live, self.lstart, self.llen, self.item, self.pos, self.lim, self.chosen, self.cov,
+                        self.left, self.ncov, self.cnt, self.pcnt, self.sol, self.sol_len, self.st, budget, mode)
+
+    def _finish(self):
+        self.record.finished = True
+        self.record.seconds = time.perf_counter() - self.t0
+
+    def _configurations(self, h):
+        out = []
+        for rows, m in zip(self.sol[:h], self.sol_len[:h]):
+            rows = rows[:m]
+            out.append(Configuration(tuple(sorted(zip(self.row_piece[rows].tolist(),
+                                                      self.row_local[rows].tolist())))))
+        return out
+
+
+class _SearchResult(Result):
+    """The result of a depth plan run that lists: configurations stream as found.
+
+    The count is known once a listing has run to its end; asked for before,
+    it is found by a counting search of its own.
+    """
+
+    def __init__(self, problem, plan):
+        self._problem = problem
+        self._count = None
+        super().__init__(count=None, stats=[], plan=plan, _lister=self._list)
+
+    @property
+    def count(self):
+        if self._count is None:
+            self._count = _count(self._problem, self.stats)
+        return self._count
+
+    @count.setter
+    def count(self, value):
+        self._count = value
+
+    def __repr__(self):
+        return f"_SearchResult(count={self._count!r}, plan={self.plan!r})"
+
+    def _list(self):
+        rec = SearchStats(mode="list")
+        self.stats.append(rec)
+        search = _Search(self._problem, "list", rec)
+        for batch in search.batches():
+            yield from batch
+        if self._count is None:
+            self._count = rec.configurations
+
+
+def _count(problem, stats):
+    rec = SearchStats(mode="count")
+    stats.append(rec)
+    for _ in _Search(problem, "count", rec).batches():
+        pass
+    return rec.configurations
+
+
+class Depth(Plan):
+    """Depth-first search, branching where the choices are fewest (compiled with numba).
+
+    For full covers: every column primary, no colours or separation.  It
+    runs in one process; ``stats`` holds one :class:`SearchStats` per search.
+
+    Examples
+    --------
+    >>> import zipup
+    >>> r = zipup.solve(zipup.load("puzzles/pentomino-3x20.toml"), plan="depth", count_only=True)
+    >>> r.count, r.stats[0].configurations, r.stats[0].finished
+    (8, 8, True)
+    """
+
+    name = "depth"
+    splits = False
+
+    def run(self, problem, *, count_only=False, kernel="auto", memory=None, on_step=None):
+        why = refusal(problem)
+        if why is not None:
+            raise UsageError(f"the depth plan solves full covers only; {problem.name!r} needs {why}: "
+                             "use --plan auto")
+        if kernel not in ("auto", None):
+            raise UsageError(f"--kernel {kernel} chooses how the breadth-first plans join; the depth plan "
+                             "has one compiled search and takes only --kernel auto")
+        if count_only:
+            stats = []
+            return Result(count=_count(problem, stats), stats=stats, plan=self.name)
+        return _SearchResult(problem, self.name)
+
+    def estimate(self, problem):
+        """A search holds one path: a few lists of placements."""
+        return 0 if refusal(problem) is None else float("inf")
