@@ -505,3 +505,34 @@ def exact_cover_problems(draw, max_options=9, max_columns=7):
     rows = draw(st.lists(st.lists(st.booleans(), min_size=m, max_size=m).filter(any), min_size=k, max_size=k))
     primary = draw(st.lists(st.booleans(), min_size=m, max_size=m))
     return np.array(rows, dtype=np.uint8).reshape(k, m), np.array(primary, dtype=bool)
+
+
+def exact_covers(problem):
+    """Every exact cover of a full-cover problem, by a plain recursive search on its rows.
+
+    Branches on the uncovered column with the fewest fitting rows (columns only, never a
+    piece) and checks the copies at the end.  Returns the set of sorted tuples of
+    ``(piece index, row)``, the form of ``Configuration.placements``.
+    """
+    rows = [(p, r, frozenset(piece.matrix.indices[piece.matrix.indptr[r]:piece.matrix.indptr[r + 1]].tolist()))
+            for p, piece in enumerate(problem.pieces) if piece.count != 0 for r in range(piece.n_placements)]
+    found = set()
+
+    def search(free, avail, left, chosen):
+        if not free:
+            if not any(left.values()):
+                found.add(tuple(sorted(chosen)))
+            return
+        best = min(sorted(free), key=lambda c: sum(1 for x in avail if c in x[2]))
+        for p, r, cells in avail:
+            if best not in cells:
+                continue
+            now = dict(left)
+            if p in now:
+                now[p] -= 1
+            fits = [y for y in avail if not (y[2] & cells) and now.get(y[0], 1) > 0]
+            search(free - cells, fits, now, chosen + [(p, r)])
+
+    left = {p: piece.count for p, piece in enumerate(problem.pieces) if piece.count is not None}
+    search(frozenset(range(problem.n_columns)), rows, left, [])
+    return found

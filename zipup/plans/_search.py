@@ -31,7 +31,7 @@ def _choose(d, n, cov, left, cnt, pcnt, item, pos, lim):  # pragma: no cover - c
     for c in range(n):
         if (cov[d, c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
             continue
-        k = cnt[c]
+        k = cnt[d, c]
         if k < bestn:
             bestn = k
             best = c
@@ -40,7 +40,7 @@ def _choose(d, n, cov, left, cnt, pcnt, item, pos, lim):  # pragma: no cover - c
     for s in range(left.shape[1]):
         c = left[d, s]
         if c > 0:
-            k = pcnt[s] - c + 1
+            k = pcnt[d, s] - c + 1
             if k <= 0:
                 return False
             if k < bestn:
@@ -110,34 +110,36 @@ def search(bits, wptr, words, masks, cptr, cells, slot, n, live, lstart, llen, i
         for k in range(npieces):
             left[e, k] = left[d, k]
         ncov[e] = ncov[d] + (cptr[r + 1] - cptr[r])
-        gone = -1
+        gone = -2  # no piece runs out (-1 is the slot of the options without copies)
         ps = slot[r]
         if ps >= 0:
             left[e, ps] -= 1
             if left[e, ps] == 0:
                 gone = ps
         below = r if it >= n else -1  # later copies of a piece branched on come after r
-        cnt[:] = 0
-        pcnt[:] = 0
+        # the child's tallies are the parent's less the placements that no longer fit
+        for k in range(n):
+            cnt[e, k] = cnt[d, k]
+        for k in range(npieces):
+            pcnt[e, k] = pcnt[d, k]
         m = 0
         for j in range(base, end):
             t = live[j]
             ts = slot[t]
-            if ts == gone or (ts == ps and t <= below):
-                continue
-            clash = False
-            for q in range(wptr[r], wptr[r + 1]):
-                if bits[t, words[q]] & masks[q]:
-                    clash = True
-                    break
-            if clash:
-                continue
-            live[end + m] = t
-            m += 1
-            for q in range(cptr[t], cptr[t + 1]):
-                cnt[cells[q]] += 1
-            if ts >= 0:
-                pcnt[ts] += 1
+            keep = not (ts == gone or (ts == ps and t <= below))
+            if keep:
+                for q in range(wptr[r], wptr[r + 1]):
+                    if bits[t, words[q]] & masks[q]:
+                        keep = False
+                        break
+            if keep:
+                live[end + m] = t
+                m += 1
+            else:
+                for q in range(cptr[t], cptr[t + 1]):
+                    cnt[e, cells[q]] -= 1
+                if ts >= 0:
+                    pcnt[e, ts] -= 1
         lstart[e] = end
         llen[e] = m
         if ncov[e] == n:
@@ -174,12 +176,12 @@ def search(bits, wptr, words, masks, cptr, cells, slot, n, live, lstart, llen, i
 @numba.njit(cache=True, nogil=True)
 def start(cptr, cells, slot, n, live, llen, item, pos, lim, cov, left, cnt, pcnt):  # pragma: no cover
     """Tally the root's list (``live[:llen[0]]``) and choose its item; False when it is dead."""
-    cnt[:] = 0
-    pcnt[:] = 0
+    cnt[0, :] = 0
+    pcnt[0, :] = 0
     for j in range(llen[0]):
         t = live[j]
         for q in range(cptr[t], cptr[t + 1]):
-            cnt[cells[q]] += 1
+            cnt[0, cells[q]] += 1
         if slot[t] >= 0:
-            pcnt[slot[t]] += 1
+            pcnt[0, slot[t]] += 1
     return _choose(0, n, cov, left, cnt, pcnt, item, pos, lim)

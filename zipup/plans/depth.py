@@ -51,6 +51,8 @@ __all__ = ["Depth", "SearchStats", "refusal"]
 _LIST_BUDGET = 1 << 17
 _COUNT_BUDGET = 1 << 23
 _BATCH = 1024
+# the list buffer starts at this many times the placements (it doubles when a path needs more)
+_LIVE_FACTOR = 4
 
 
 def refusal(problem):
@@ -167,7 +169,7 @@ class _Search:
         else:
             depth = min(n, int(copies.sum()))
         d2 = depth + 2
-        self.live = np.empty(max(16, 4 * r), np.int64)
+        self.live = np.empty(max(1, r, _LIVE_FACTOR * r), np.int64)
         self.live[:r] = np.arange(r)
         self.lstart = np.zeros(d2, np.int64)
         self.llen = np.zeros(d2, np.int64)
@@ -180,8 +182,8 @@ class _Search:
         self.left = np.zeros((d2, len(counted)), np.int64)
         self.left[0] = copies
         self.ncov = np.zeros(d2, np.int64)
-        self.cnt = np.zeros(max(n, 1), np.int64)
-        self.pcnt = np.zeros(max(len(counted), 1), np.int64)
+        self.cnt = np.zeros((d2, n), np.int64)
+        self.pcnt = np.zeros((d2, len(counted)), np.int64)
         self.sol = np.zeros((_BATCH if mode == "list" else 1, d2), np.int64)
         self.sol_len = np.zeros(len(self.sol), np.int64)
         self.st = np.zeros(5, np.int64)

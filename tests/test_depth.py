@@ -1,0 +1,172 @@
+"""The depth plan (zipup/plans/depth.py): the compiled depth-first search against independent methods.
+
+Its configurations are compared as sets with the brute force of tests/strategies.py on random
+full-cover puzzles, with the breadth-first plans, and with a plain recursive exact-cover search on
+the matrices; a search stopped and resumed at every node must find the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+
+import zipup
+from strategies import brute_force, engine_configurations, exact_cover_problems, exact_covers, examples, models
+from zipup.errors import UsageError
+from zipup.matrices import PieceRows, Problem
+from zipup.plans import Balanced, Depth, SearchStats, Sweep, depth
+from zipup.puzzle import loads
+
+
+def placements(result):
+    got = [c.placements for c in result.configurations()]
+    assert len(got) == len(set(got)), "a configuration is listed twice"
+    return set(got)
+
+
+@examples(80)
+@given(models(covers=("exact",), separate=("none",)))
+def test_depth_equals_brute_force_and_the_other_plans(model):
+    """Random full-cover puzzles (1-D to 3-D, copies, holes, labels under match): the same count and
+    the same configurations as the brute force, the balanced tree and the sweep."""
+    problem = zipup.as_problem(loads(model.toml()))
+    want = brute_force(model)
+    r = Depth().run(problem)
+    got = engine_configurations(problem, r.configurations())
+    assert len(got) == len(set(got)) and set(got) == want
+    assert r.count == len(want) and type(r.count) is int
+    assert Depth().run(problem, count_only=True).count == len(want)
+    for other in (Balanced(), Sweep()):
+        assert placements(other.run(problem)) == placements(Depth().run(problem))
+
+
+@examples(40)
+@given(exact_cover_problems(max_options=9))
+def test_depth_on_options_usable_any_number_of_times(ec):
+    """Exact-cover options (count None), every column primary: the covers the recursive search finds."""
+    options, _ = ec
+    problem = Problem(name="dlx", columns=tuple(f"c{k}" for k in range(options.shape[1])),
+                      primary=np.ones(options.shape[1], dtype=bool),
+                      pieces=(PieceRows(name="options", label="o", count=None, colour=None,
+                                        matrix=sp.csr_array(options)),))
+    r = Depth().run(problem)
+    assert placements(r) == exact_covers(problem)
+    assert r.count == len(exact_covers(problem))
+
+
+@examples(30)
+@given(models(covers=("exact",), separate=("none",), ndims=(2, 3)))
+def test_stopping_and_resuming_changes_nothing(model):
+    problem = zipup.as_problem(loads(model.toml()))
+    want = placements(Depth().run(problem))
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in (("_LIST_BUDGET", 1), ("_COUNT_BUDGET", 1), ("_BATCH", 1), ("_LIVE_FACTOR", 0)):
+            mp.setattr(depth, name, value)
+        r = Depth().run(problem)
+        assert placements(r) == want
+        assert Depth().run(problem, count_only=True).count == len(want)
+
+
+def test_morse_shifted_equals_a_recursive_exact_cover_search():
+    problem = zipup.as_problem(zipup.load("puzzles/morse-shifted.dpf"))
+    want = exact_covers(problem)
+    assert len(want) == 48
+    r = zipup.solve(problem, "depth")
+    assert placements(r) == want and r.count == 48
+
+
+@pytest.mark.slow
+def test_morse_equals_a_recursive_exact_cover_search():
+    problem = zipup.as_problem(zipup.load("puzzles/morse.toml"))
+    want = exact_covers(problem)
+    r = zipup.solve(problem, "depth")
+    assert placements(r) == want and r.count == len(want) == 8574
+
+
+def test_identical_copies_are_ordered():
+    """Eight dominoes (one piece, eight copies) on a 4x4 board: each tiling once (36, Kasteleyn)."""
+    pz = loads('name = "d"\n[board]\nsize = [4, 4]\n[[piece]]\nname = "d"\ncells = "##"\ncount = 8\n')
+    problem = zipup.as_problem(pz)
+    r = Depth().run(problem)
+    assert r.count == 36 == len(placements(r)) == len(exact_covers(problem))
+    assert all(len(c) == 8 and list(c) == sorted(c) for c in placements(r))
+
+
+def test_configurations_stream_before_the_search_ends():
+    problem = zipup.as_problem(zipup.load("puzzles/pentomino-6x10.toml"))
+    r = zipup.solve(problem, "depth")
+    first = next(iter(r.configurations()))
+    rec = r.stats[-1]
+    assert isinstance(rec, SearchStats) and rec.mode == "list"
+    assert not rec.finished and 1 <= rec.configurations < 9356 and rec.first is not None
+    cells = np.concatenate(first.cells(problem))
+    assert sorted(cells.tolist()) == list(range(60))
+
+
+def test_count_asked_before_the_listing_ends_is_counted_apart():
+    problem = zipup.as_problem(zipup.load("puzzles/soma.toml"))
+    r = zipup.solve(problem, "depth")
+    it = iter(r.configurations())
+    next(it)
+    assert r.count == 11520  # a counting search of its own
+    assert [s.mode for s in r.stats] == ["list", "count"] and r.stats[1].finished
+    assert sum(1 for _ in it) == 11520 - 1
+
+
+def test_stats_record(room_problem):
+    r = zipup.solve(zipup.load("puzzles/soma.toml"), "depth", count_only=True)
+    (rec,) = r.stats
+    assert rec.finished and rec.configurations == r.count == 11520
+    assert rec.nodes >= r.count and rec.rate > 0 and 0 < rec.first <= rec.seconds and rec.bytes > 0
+    assert set(rec.as_dict()) >= {"nodes", "rate", "first", "seconds", "load"}
+
+
+def test_no_cells_and_unplaceable_pieces():
+    empty = Problem(name="e", columns=(), primary=np.ones(0, bool), pieces=())
+    assert [c.placements for c in Depth().run(empty).configurations()] == [()]
+    one = sp.csr_array(np.ones((1, 1), np.uint8))
+    none = sp.csr_array((0, 1), dtype=np.uint8)
+    rows = (PieceRows(name="a", label="a", count=1, colour=None, matrix=none),
+            PieceRows(name="b", label="b", count=1, colour=None, matrix=one))
+    stuck = Problem(name="s", columns=("c",), primary=np.ones(1, bool), pieces=rows)
+    assert Depth().run(stuck, count_only=True).count == 0 == len(exact_covers(stuck))
+    assert Depth().run(dataclasses.replace(stuck, pieces=rows[1:]), count_only=True).count == 1
+
+
+@pytest.mark.parametrize("text, feature", [
+    ('[board]\ncover = "partial"\nsize = [2, 2]\n', "partial cover"),
+    ('[rules]\nseparate = "edge"\n[board]\nsize = [1, 3]\n[[piece]]\nname = "b"\ncells = "#"\ncolour = "red"\n', "separation"),
+])
+def test_refuses_what_it_does_not_solve(text, feature):
+    pz = loads('name = "x"\n' + text + '[[piece]]\nname = "a"\ncells = "#"\ncolour = "red"\ncount = 2\n')
+    with pytest.raises(UsageError, match=f"depth plan solves full covers only; 'x' needs {feature}"):
+        zipup.solve(pz, "depth")
+
+
+def test_refuses_optional_cells():
+    pz = loads('name = "x"\n[board]\nsize = [1, 2]\n[[piece]]\nname = "a"\ncells = "#"\ncount = 2\n')
+    pz = dataclasses.replace(pz, board=dataclasses.replace(pz.board, optional=frozenset({(0, 1)})))
+    with pytest.raises(UsageError, match="optional cells"):
+        zipup.solve(pz, "depth")
+
+
+def test_refuses_secondary_columns_and_colours(tmp_path):
+    dlx = tmp_path / "c.dlx"
+    dlx.write_text("a b | c\na c\nb\n")
+    with pytest.raises(UsageError, match="secondary columns"):
+        zipup.count(zipup.load(dlx), "depth")
+    dlx.write_text("a | c\na c:1\n")
+    with pytest.raises(UsageError, match="colours"):
+        zipup.count(zipup.load(dlx), "depth")
+
+
+def test_runs_in_one_process_whatever_the_workers(tmp_path):
+    soma = zipup.load("puzzles/soma.toml")
+    assert zipup.count(soma, "depth", workers=2) == 11520
+    assert sum(1 for _ in zipup.enumerate(soma, "depth", workers=2, limit=5)) == 5
+    with pytest.raises(UsageError, match="one process"):
+        zipup.count(soma, "depth", checkpoint=tmp_path / "ck.jsonl")
