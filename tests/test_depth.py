@@ -64,7 +64,7 @@ def test_stopping_and_resuming_changes_nothing(model):
     problem = zipup.as_problem(loads(model.toml()))
     want = placements(Depth().run(problem))
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in (("_LIST_BUDGET", 1), ("_COUNT_BUDGET", 1), ("_BATCH", 1), ("_LIVE_FACTOR", 0)):
+        for name, value in (("_LIST_BUDGET", 1), ("_COUNT_BUDGET", 1), ("_BATCH", 1), ("_CONFLICT_BYTES", 0)):
             mp.setattr(depth, name, value)
         r = Depth().run(problem)
         assert placements(r) == want

@@ -2,18 +2,29 @@
 
 The search state lives in arrays the caller owns, so :func:`search` can
 stop (a batch of configurations is ready, a node budget is spent, the
-first configuration is found, the list buffer is full) and be called again
-to go on exactly where it stopped.  See :mod:`zipup.plans.depth` for the
-layout of the arrays.
+first configuration is found) and be called again to go on exactly where it
+stopped.  See :mod:`zipup.plans.depth` for the layout of the arrays.
+
+The placements that still fit at a depth are a bit set over all placements,
+so that a child is its parent's set less the placements that collide with
+the one just placed: a few words of ``AND NOT`` per node, and only the
+placements removed are visited, to keep the tallies that choose the next
+item.
 """
 
 import numba
 import numpy as np
 
 # what search() returns
-DONE, BATCH, BUDGET, FIRST, SPACE = 0, 1, 2, 3, 4
+DONE, BATCH, BUDGET, FIRST = 0, 1, 2, 3
 # the slots of the scalar state array ``st``
-DEPTH, NSOL, COUNT, NODES, FOUND = 0, 1, 2, 3, 4
+DEPTH, NSOL, COUNT, NODES, FOUND, STARTED = 0, 1, 2, 3, 4, 5
+
+_ONE = np.uint64(1)
+# count trailing zeros of a one-bit word by a de Bruijn sequence (numba has no ctz)
+_DEBRUIJN = np.uint64(0x03F79D71B4CA8B09)
+_CTZ = np.zeros(64, np.int64)
+_CTZ[[((0x03F79D71B4CA8B09 << k) & 0xFFFFFFFFFFFFFFFF) >> 58 for k in range(64)]] = np.arange(64)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -29,7 +40,7 @@ def _choose(d, n, cov, left, cnt, pcnt, item, pos, lim):  # pragma: no cover - c
     best = -1
     bestn = 1 << 62
     for c in range(n):
-        if (cov[d, c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
+        if (cov[d, c >> 6] >> np.uint64(c & 63)) & _ONE:
             continue
         k = cnt[d, c]
         if k < bestn:
@@ -53,95 +64,118 @@ def _choose(d, n, cov, left, cnt, pcnt, item, pos, lim):  # pragma: no cover - c
 
 
 @numba.njit(cache=True, nogil=True)
-def search(bits, wptr, words, masks, cptr, cells, slot, n, live, lstart, llen, item, pos, lim,
-           chosen, cov, left, ncov, cnt, pcnt, sol, sol_len, st, budget, mode):  # pragma: no cover
+def search(conf, cellm, pmask, cptr, cells, slot, n, live, item, pos, lim, chosen, cov, left, ncov, cnt, pcnt,
+           scratch, sol, sol_len, st, budget, mode):  # pragma: no cover - compiled
     """Run the search from the state in the arrays until it must stop; return why.
 
     ``mode`` 0 counts, 1 also writes each configuration (its rows, by depth)
     into ``sol``.  Returns ``DONE`` (the tree is exhausted), ``BATCH``
-    (``sol`` is full), ``BUDGET`` (``budget`` nodes visited), ``FIRST`` (the
-    first configuration of the run was just found) or ``SPACE`` (``live``
-    must grow before the next node; nothing was changed).
+    (``sol`` is full), ``BUDGET`` (``budget`` nodes visited) or ``FIRST``
+    (the first configuration of the run was just found).  ``conf`` holds,
+    per placement, the set of placements it collides with; when it has no
+    rows (too big to hold) each set is built from ``cellm`` into ``scratch``.
     """
     if budget <= 0:  # a call that only loads (or compiles) this function
         return BUDGET
-    nw = bits.shape[1]
+    nw = cov.shape[1]
+    wr = live.shape[1]
     npieces = left.shape[1]
     nodes = 0
+    if st[STARTED] == 0:
+        st[STARTED] = 1
+        if not _choose(0, n, cov, left, cnt, pcnt, item, pos, lim):
+            st[DEPTH] = -1
+            return DONE
     d = st[DEPTH]
     while d >= 0:
+        if nodes >= budget:
+            st[DEPTH] = d
+            st[NODES] += nodes
+            return BUDGET
+        # the next candidate at depth d: a fitting placement covering the cell, or of the piece
         it = item[d]
-        base = lstart[d]
-        end = base + llen[d]
-        # the next candidate at depth d: a placement covering the cell, or of the piece
         r = -1
         if lim[d] > 0:
-            i = base + pos[d]
-            if it < n:
-                w = it >> 6
-                b = np.uint64(1) << np.uint64(it & 63)
-                while i < end:
-                    if bits[live[i], w] & b:
-                        r = live[i]
+            p = pos[d]
+            w = p >> 6
+            if w < wr:
+                if it < n:
+                    x = live[d, w] & cellm[it, w]
+                else:
+                    x = live[d, w] & pmask[it - n, w]
+                x &= ~((_ONE << np.uint64(p & 63)) - _ONE)
+                while True:
+                    if x:
+                        r = w * 64 + _CTZ[((x & (~x + _ONE)) * _DEBRUIJN) >> np.uint64(58)]
                         break
-                    i += 1
-            else:
-                s = it - n
-                while i < end:
-                    if slot[live[i]] == s:
-                        r = live[i]
+                    w += 1
+                    if w == wr:
                         break
-                    i += 1
+                    if it < n:
+                        x = live[d, w] & cellm[it, w]
+                    else:
+                        x = live[d, w] & pmask[it - n, w]
         if r < 0:
             d -= 1
             continue
-        if end + llen[d] > live.shape[0]:
-            st[DEPTH] = d
-            return SPACE
-        pos[d] = i + 1 - base
+        pos[d] = r + 1
         if it >= n:
             lim[d] -= 1
         chosen[d] = r
         nodes += 1
-        # the child: what still fits beside r
+        # the child: r placed
         e = d + 1
         for k in range(nw):
-            cov[e, k] = cov[d, k] | bits[r, k]
+            cov[e, k] = cov[d, k]
+        for q in range(cptr[r], cptr[r + 1]):
+            c = cells[q]
+            cov[e, c >> 6] |= _ONE << np.uint64(c & 63)
         for k in range(npieces):
             left[e, k] = left[d, k]
         ncov[e] = ncov[d] + (cptr[r + 1] - cptr[r])
-        gone = -2  # no piece runs out (-1 is the slot of the options without copies)
         ps = slot[r]
+        gone = False
         if ps >= 0:
             left[e, ps] -= 1
-            if left[e, ps] == 0:
-                gone = ps
-        below = r if it >= n else -1  # later copies of a piece branched on come after r
+            gone = left[e, ps] == 0
+        # later copies of a piece branched on come after r
+        order = it >= n and not gone
+        rw = r >> 6
+        below = (np.uint64(2) << np.uint64(r & 63)) - _ONE  # bits 0 .. r & 63 (all when 63)
+        if conf.shape[0] > 0:
+            cf = conf[r]
+        else:
+            cf = scratch
+            cf[:] = 0
+            for q in range(cptr[r], cptr[r + 1]):
+                for k in range(wr):
+                    cf[k] |= cellm[cells[q], k]
         # the child's tallies are the parent's less the placements that no longer fit
         for k in range(n):
             cnt[e, k] = cnt[d, k]
         for k in range(npieces):
             pcnt[e, k] = pcnt[d, k]
-        m = 0
-        for j in range(base, end):
-            t = live[j]
-            ts = slot[t]
-            keep = not (ts == gone or (ts == ps and t <= below))
-            if keep:
-                for q in range(wptr[r], wptr[r + 1]):
-                    if bits[t, words[q]] & masks[q]:
-                        keep = False
-                        break
-            if keep:
-                live[end + m] = t
-                m += 1
-            else:
+        for w in range(wr):
+            x = live[d, w]
+            if x == 0:
+                live[e, w] = 0
+                continue
+            rm = x & cf[w]
+            if ps >= 0:
+                if gone or (order and w < rw):
+                    rm |= x & pmask[ps, w]
+                elif order and w == rw:
+                    rm |= x & pmask[ps, w] & below
+            live[e, w] = x & ~rm
+            while rm:
+                low = rm & (~rm + _ONE)
+                rm ^= low
+                t = w * 64 + _CTZ[(low * _DEBRUIJN) >> np.uint64(58)]
                 for q in range(cptr[t], cptr[t + 1]):
                     cnt[e, cells[q]] -= 1
+                ts = slot[t]
                 if ts >= 0:
                     pcnt[e, ts] -= 1
-        lstart[e] = end
-        llen[e] = m
         if ncov[e] == n:
             done = True
             for k in range(npieces):
@@ -157,31 +191,14 @@ def search(bits, wptr, words, masks, cptr, cells, slot, n, live, lstart, llen, i
                     st[NSOL] = h + 1
                 first = st[FOUND] == 0
                 st[FOUND] = 1
-                if first or (mode == 1 and st[NSOL] == sol.shape[0]) or nodes >= budget:
+                full = mode == 1 and st[NSOL] == sol.shape[0]
+                if first or full:
                     st[DEPTH] = d
                     st[NODES] += nodes
-                    return FIRST if first else (BATCH if mode == 1 and st[NSOL] == sol.shape[0] else BUDGET)
+                    return FIRST if first else BATCH
             continue
         if _choose(e, n, cov, left, cnt, pcnt, item, pos, lim):
             d = e
-        if nodes >= budget:
-            st[DEPTH] = d
-            st[NODES] += nodes
-            return BUDGET
     st[DEPTH] = d
     st[NODES] += nodes
     return DONE
-
-
-@numba.njit(cache=True, nogil=True)
-def start(cptr, cells, slot, n, live, llen, item, pos, lim, cov, left, cnt, pcnt):  # pragma: no cover
-    """Tally the root's list (``live[:llen[0]]``) and choose its item; False when it is dead."""
-    cnt[0, :] = 0
-    pcnt[0, :] = 0
-    for j in range(llen[0]):
-        t = live[j]
-        for q in range(cptr[t], cptr[t + 1]):
-            cnt[0, cells[q]] += 1
-        if slot[t] >= 0:
-            pcnt[0, slot[t]] += 1
-    return _choose(0, n, cov, left, cnt, pcnt, item, pos, lim)

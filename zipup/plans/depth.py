@@ -16,21 +16,23 @@ separation) and runs in one process.  The count is an exact Python int; the
 configurations come out in batches as they are found.
 
 Layout of the search state (``R`` placements of all pieces, ``n`` cells,
-``W = ceil(n / 64)`` words, ``P`` pieces with copies, ``D`` the deepest
-path):
+``W = ceil(n / 64)`` and ``V = ceil(R / 64)`` words, ``P`` pieces with
+copies, ``D`` the deepest path):
 
-* ``bits`` : (R, W) uint64, each placement's cells bit-packed; ``words``,
-  ``masks`` (with ``wptr``) its nonzero words only, for the collision test;
-  ``cells`` (with ``cptr``) its cell numbers, for the tallies.
+* ``cells`` (with ``cptr``) : int64, each placement's cell numbers.
+* ``cellm`` : (n, V) uint64, per cell the set of placements covering it;
+  ``pmask`` : (P, V) uint64, per piece its placements; ``conf`` : (R, V)
+  uint64, per placement the placements sharing a cell with it (itself
+  included), or no rows when that would take more than 64 MiB.
 * ``slot`` : (R,) int64, the piece of each placement among the ``P`` pieces
   with copies (-1 for an exact-cover option usable any number of times).
-* ``live`` : int64 buffer; depth ``d``'s fitting placements are
-  ``live[lstart[d]:lstart[d] + llen[d]]``, each depth's list a subset of the
-  one before it, stored after it.
-* ``cov`` : (D + 2, W) uint64 cells covered, ``left`` : (D + 2, P) int64
-  copies left, and ``item``, ``pos``, ``lim``, ``chosen`` per depth: the
-  item branched on, where the scan for its next choice is, how many choices
-  it has left, the placement chosen.
+* ``live`` : (D + 2, V) uint64, per depth the set of placements that still
+  fit, each a subset of the one before it.
+* ``cov`` : (D + 2, W) uint64 cells covered; ``left`` : (D + 2, P) int64
+  copies left; ``cnt`` : (D + 2, n) and ``pcnt`` : (D + 2, P) int64, the
+  placements still fitting per cell and per piece; and ``item``, ``pos``,
+  ``lim``, ``chosen`` per depth: the item branched on, the first placement
+  its next choice may be, how many choices it has left, the placement chosen.
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ __all__ = ["Depth", "SearchStats", "refusal"]
 _LIST_BUDGET = 1 << 17
 _COUNT_BUDGET = 1 << 23
 _BATCH = 1024
-# the list buffer starts at this many times the placements (it doubles when a path needs more)
-_LIVE_FACTOR = 4
+# the collision sets of all placements are held when they take at most this many bytes
+# (else each is built when its placement is tried)
+_CONFLICT_BYTES = 1 << 26
 
 
 def refusal(problem):
@@ -152,16 +155,6 @@ class _Search:
         cells = np.concatenate([m.indices.astype(np.int64) for m in mats] + [np.zeros(0, np.int64)])
         np.cumsum(np.concatenate([np.diff(m.indptr) for m in mats] + [np.zeros(0, np.int64)]), out=cptr[1:])
         self.cptr, self.cells = cptr, cells
-        nw = max(1, -(-n // 64))
-        bits = np.zeros((r, nw), np.uint64)
-        rows = np.repeat(np.arange(r), np.diff(cptr))
-        np.bitwise_or.at(bits, (rows, cells >> 6), np.left_shift(np.uint64(1), (cells & 63).astype(np.uint64)))
-        self.bits = bits
-        wr, wc = np.nonzero(bits)
-        self.wptr = np.zeros(r + 1, np.int64)
-        np.cumsum(np.bincount(wr, minlength=r), out=self.wptr[1:])
-        self.words = wc.astype(np.int64)
-        self.masks = bits[wr, wc]
         self.slot = np.array([self.slot_of.get(int(k), -1) for k in self.row_piece], np.int64)
         copies = np.array([pieces[k].count for k in counted], np.int64)
         if any(p.count is None for p in pieces):
@@ -169,11 +162,16 @@ class _Search:
         else:
             depth = min(n, int(copies.sum()))
         d2 = depth + 2
-        self.live = np.empty(max(1, r, _LIVE_FACTOR * r), np.int64)
-        self.live[:r] = np.arange(r)
-        self.lstart = np.zeros(d2, np.int64)
-        self.llen = np.zeros(d2, np.int64)
-        self.llen[0] = r
+        nw = max(1, -(-n // 64))
+        wr = max(1, -(-r // 64))
+        rows = np.repeat(np.arange(r), np.diff(cptr))
+        self.cellm = _bitsets(cells, rows, (n, wr))
+        on = self.slot >= 0
+        self.pmask = _bitsets(self.slot[on], np.flatnonzero(on), (len(counted), wr))
+        self.conf = _conflicts(self.cellm, cptr, cells, r)
+        self.scratch = np.zeros(wr, np.uint64)
+        self.live = np.zeros((d2, wr), np.uint64)
+        self.live[0] = _bitsets(np.zeros(r, np.int64), np.arange(r), (1, wr))[0]
         self.item = np.zeros(d2, np.int64)
         self.pos = np.zeros(d2, np.int64)
         self.lim = np.zeros(d2, np.int64)
@@ -183,10 +181,12 @@ class _Search:
         self.left[0] = copies
         self.ncov = np.zeros(d2, np.int64)
         self.cnt = np.zeros((d2, n), np.int64)
+        self.cnt[0] = np.bincount(cells, minlength=n)[:n]
         self.pcnt = np.zeros((d2, len(counted)), np.int64)
+        self.pcnt[0] = np.bincount(self.slot[on], minlength=len(counted))[:len(counted)]
         self.sol = np.zeros((_BATCH if mode == "list" else 1, d2), np.int64)
         self.sol_len = np.zeros(len(self.sol), np.int64)
-        self.st = np.zeros(5, np.int64)
+        self.st = np.zeros(6, np.int64)
         self.copies = copies
         self._note_bytes()
 
@@ -211,11 +211,8 @@ class _Search:
                     yield [Configuration(())]
             self._finish()
             return
-        alive = k.start(self.cptr, self.cells, self.slot, self.n, self.live, self.llen, self.item, self.pos,
-                        self.lim, self.cov, self.left, self.cnt, self.pcnt)
         self._search(k, 0, mode)  # loads the compiled loop, so that its time is told apart
         rec.load = time.perf_counter() - t
-        self.st[k.DEPTH] = 0 if alive else -1
         while self.st[k.DEPTH] >= 0:
             status = self._search(k, budget, mode)
             rec.nodes += int(self.st[k.NODES])
@@ -223,9 +220,6 @@ class _Search:
             self.st[k.NODES] = self.st[k.COUNT] = 0
             if status == k.FIRST:
                 rec.first = time.perf_counter() - self.t0
-            elif status == k.SPACE:
-                self.live = np.concatenate([self.live, np.empty_like(self.live)])
-                self._note_bytes()
             rec.seconds = time.perf_counter() - self.t0
             if mode and self.st[k.NSOL]:
                 found = self._configurations(int(self.st[k.NSOL]))
@@ -236,9 +230,9 @@ class _Search:
         self._finish()
 
     def _search(self, k, budget, mode):
-        return k.search(self.bits, self.wptr, self.words, self.masks, self.cptr, self.cells, self.slot, self.n,
-                        self.live, self.lstart, self.llen, self.item, self.pos, self.lim, self.chosen, self.cov,
-                        self.left, self.ncov, self.cnt, self.pcnt, self.sol, self.sol_len, self.st, budget, mode)
+        return k.search(self.conf, self.cellm, self.pmask, self.cptr, self.cells, self.slot, self.n, self.live,
+                        self.item, self.pos, self.lim, self.chosen, self.cov, self.left, self.ncov, self.cnt,
+                        self.pcnt, self.scratch, self.sol, self.sol_len, self.st, budget, mode)
 
     def _finish(self):
         self.record.finished = True
@@ -251,6 +245,26 @@ class _Search:
             out.append(Configuration(tuple(sorted(zip(self.row_piece[rows].tolist(),
                                                       self.row_local[rows].tolist())))))
         return out
+
+
+def _bitsets(members, rows, shape):
+    """Bit sets (uint64 words, shape ``shape``): row ``members[k]`` holds bit ``rows[k]``."""
+    out = np.zeros(shape, np.uint64)
+    np.bitwise_or.at(out, (members, rows >> 6), np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
+    return out
+
+
+def _conflicts(cellm, cptr, cells, r):
+    """Per placement, the set of placements sharing a cell with it: (R, W) uint64, or (0, W) when too big."""
+    wr = cellm.shape[1]
+    if r * wr * 8 > _CONFLICT_BYTES or r == 0:
+        return np.zeros((0, wr), np.uint64)
+    conf = np.empty((r, wr), np.uint64)
+    step = max(1, (1 << 22) // (8 * wr * max(1, int(np.diff(cptr).max()))))  # a few MB at a time
+    for a in range(0, r, step):
+        b = min(r, a + step)
+        conf[a:b] = np.bitwise_or.reduceat(cellm[cells[cptr[a]:cptr[b]]], cptr[a:b] - cptr[a], axis=0)
+    return conf
 
 
 class _SearchResult(Result):
