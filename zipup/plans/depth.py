@@ -152,8 +152,13 @@ class _Search:
                                         + [np.zeros(0, np.int64)])
         r = len(self.row_piece)
         cptr = np.zeros(r + 1, np.int64)
-        cells = np.concatenate([m.indices.astype(np.int64) for m in mats] + [np.zeros(0, np.int64)])
         np.cumsum(np.concatenate([np.diff(m.indptr) for m in mats] + [np.zeros(0, np.int64)]), out=cptr[1:])
+        # int32 cell numbers, filled piece by piece: on Calibron they are 7 M
+        cells = np.empty(cptr[-1], np.int32)
+        at = 0
+        for m in mats:
+            cells[at:at + m.nnz] = m.indices
+            at += m.nnz
         self.cptr, self.cells = cptr, cells
         self.slot = np.array([self.slot_of.get(int(k), -1) for k in self.row_piece], np.int64)
         copies = np.array([pieces[k].count for k in counted], np.int64)
@@ -164,8 +169,7 @@ class _Search:
         d2 = depth + 2
         nw = max(1, -(-n // 64))
         wr = max(1, -(-r // 64))
-        rows = np.repeat(np.arange(r), np.diff(cptr))
-        self.cellm = _bitsets(cells, rows, (n, wr))
+        self.cellm = _cell_sets(cptr, cells, (n, wr))
         on = self.slot >= 0
         self.pmask = _bitsets(self.slot[on], np.flatnonzero(on), (len(counted), wr))
         self.conf = _conflicts(self.cellm, cptr, cells, r)
@@ -181,7 +185,8 @@ class _Search:
         self.left[0] = copies
         self.ncov = np.zeros(d2, np.int64)
         self.cnt = np.zeros((d2, n), np.int64)
-        self.cnt[0] = np.bincount(cells, minlength=n)[:n]
+        for m in mats:
+            self.cnt[0] += np.bincount(m.indices, minlength=n)[:n]
         self.pcnt = np.zeros((d2, len(counted)), np.int64)
         self.pcnt[0] = np.bincount(self.slot[on], minlength=len(counted))[:len(counted)]
         self.sol = np.zeros((_BATCH if mode == "list" else 1, d2), np.int64)
@@ -251,6 +256,25 @@ def _bitsets(members, rows, shape):
     """Bit sets (uint64 words, shape ``shape``): row ``members[k]`` holds bit ``rows[k]``."""
     out = np.zeros(shape, np.uint64)
     np.bitwise_or.at(out, (members, rows >> 6), np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
+    return out
+
+
+def _cell_sets(cptr, cells, shape):
+    """Per cell, the set of placements covering it: ``shape`` (n, V) uint64.
+
+    Built a quarter of a million cells at a time, so that no temporary grows with
+    the number of cells of all placements.
+    """
+    out = np.zeros(shape, np.uint64)
+    r = len(cptr) - 1
+    a = 0
+    while a < r:
+        b = min(r, int(np.searchsorted(cptr, cptr[a] + (1 << 18), "right")))
+        b = max(b, a + 1)
+        rows = np.repeat(np.arange(a, b), np.diff(cptr[a:b + 1]))
+        np.bitwise_or.at(out, (cells[cptr[a]:cptr[b]], rows >> 6),
+                         np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
+        a = b
     return out
 
 
