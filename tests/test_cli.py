@@ -304,3 +304,25 @@ def test_show_every_repository_puzzle(cli, root):
         r = cli("show", path)
         assert r.exit_code == 0, (path, r.output)
         assert "placements" in r.stdout
+
+
+def test_depth_plan_counts_and_prints_its_search_record(cli):
+    r = cli("enumerate", "puzzles/soma.toml", "--plan", "depth", "--count", "--stats")
+    assert r.exit_code == 0, r.output
+    rec = re.search(r"depth-first count: ([\d,]+) nodes, ([\d,]+) nodes/s, first configuration after [\d.]+ ms, "
+                    r"([\d,]+) configurations in [\d.]+ s", r.output)
+    assert rec and int(rec.group(3).replace(",", "")) == zipup.count(zipup.load("puzzles/soma.toml"), "sweep")
+    assert int(rec.group(1).replace(",", "")) >= 11520
+    assert r.output.rstrip().endswith("11520 configurations [plan depth]")
+
+
+def test_depth_plan_refuses_a_partial_cover_in_one_line(cli):
+    line = one_error_line(cli("enumerate", ROOM, "--plan", "depth"), 2)
+    assert "full covers only" in line and 'partial cover (board.cover = "partial")' in line
+
+
+def test_depth_plan_lists_in_one_process_whatever_the_workers(cli):
+    r = cli("enumerate", "puzzles/pentomino-3x20.toml", "--plan", "depth", "--workers", "2", "--format", "jsonl")
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
+    assert len(rows) == 8 == zipup.count(zipup.load("puzzles/pentomino-3x20.toml"), "sweep")

@@ -204,6 +204,7 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, un
             else:
                 out.f.write(("," if passed > 1 else "") + "\n  " + render.dumps(render.as_record(problem, conf, passed)))
                 out.f.flush()
+        del configs  # a listing stopped by --limit lets go of its search before the count is asked
         if fmt == "json" and not count_only:
             out.line("\n], \"count\": %d, \"shown\": %d}" % (result.count, passed))
     if stats:

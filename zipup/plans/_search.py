@@ -64,16 +64,18 @@ def _choose(d, n, cov, left, cnt, pcnt, item, pos, lim):  # pragma: no cover - c
 
 
 @numba.njit(cache=True, nogil=True)
-def search(conf, cellm, pmask, cptr, cells, slot, n, live, item, pos, lim, chosen, cov, left, ncov, cnt, pcnt,
-           scratch, sol, sol_len, st, budget, mode):  # pragma: no cover - compiled
+def search(conf, cptr, cells, cellm, pmask, wptr, words, masks, size, slot, n, live, item, pos, lim, chosen, cov, left, ncov,
+           cnt, pcnt, sol, sol_len, st, budget, mode):  # pragma: no cover - compiled
     """Run the search from the state in the arrays until it must stop; return why.
 
     ``mode`` 0 counts, 1 also writes each configuration (its rows, by depth)
     into ``sol``.  Returns ``DONE`` (the tree is exhausted), ``BATCH``
     (``sol`` is full), ``BUDGET`` (``budget`` nodes visited) or ``FIRST``
     (the first configuration of the run was just found).  ``conf`` holds,
-    per placement, the set of placements it collides with; when it has no
-    rows (too big to hold) each set is built from ``cellm`` into ``scratch``.
+    per placement, the set of placements it collides with, and ``cells``
+    (with ``cptr``) its cell numbers; when they have no rows (too big to
+    hold), each placement still fitting is tested against the cells covered
+    instead, and the cells of one removed are read off its words.
     """
     if budget <= 0:  # a call that only loads (or compiles) this function
         return BUDGET
@@ -127,12 +129,11 @@ def search(conf, cellm, pmask, cptr, cells, slot, n, live, item, pos, lim, chose
         e = d + 1
         for k in range(nw):
             cov[e, k] = cov[d, k]
-        for q in range(cptr[r], cptr[r + 1]):
-            c = cells[q]
-            cov[e, c >> 6] |= _ONE << np.uint64(c & 63)
+        for q in range(wptr[r], wptr[r + 1]):
+            cov[e, words[q]] |= masks[q]
         for k in range(npieces):
             left[e, k] = left[d, k]
-        ncov[e] = ncov[d] + (cptr[r + 1] - cptr[r])
+        ncov[e] = ncov[d] + size[r]
         ps = slot[r]
         gone = False
         if ps >= 0:
@@ -142,14 +143,7 @@ def search(conf, cellm, pmask, cptr, cells, slot, n, live, item, pos, lim, chose
         order = it >= n and not gone
         rw = r >> 6
         below = (np.uint64(2) << np.uint64(r & 63)) - _ONE  # bits 0 .. r & 63 (all when 63)
-        if conf.shape[0] > 0:
-            cf = conf[r]
-        else:
-            cf = scratch
-            cf[:] = 0
-            for q in range(cptr[r], cptr[r + 1]):
-                for k in range(wr):
-                    cf[k] |= cellm[cells[q], k]
+        held = conf.shape[0] > 0
         # the child's tallies are the parent's less the placements that no longer fit
         for k in range(n):
             cnt[e, k] = cnt[d, k]
@@ -160,7 +154,19 @@ def search(conf, cellm, pmask, cptr, cells, slot, n, live, item, pos, lim, chose
             if x == 0:
                 live[e, w] = 0
                 continue
-            rm = x & cf[w]
+            if held:
+                rm = x & conf[r, w]
+            else:  # each fitting placement against the cells now covered
+                rm = np.uint64(0)
+                y = x
+                while y:
+                    low = y & (~y + _ONE)
+                    y ^= low
+                    t = w * 64 + _CTZ[(low * _DEBRUIJN) >> np.uint64(58)]
+                    for q in range(wptr[t], wptr[t + 1]):
+                        if cov[e, words[q]] & masks[q]:
+                            rm |= low
+                            break
             if ps >= 0:
                 if gone or (order and w < rw):
                     rm |= x & pmask[ps, w]
@@ -171,8 +177,16 @@ def search(conf, cellm, pmask, cptr, cells, slot, n, live, item, pos, lim, chose
                 low = rm & (~rm + _ONE)
                 rm ^= low
                 t = w * 64 + _CTZ[(low * _DEBRUIJN) >> np.uint64(58)]
-                for q in range(cptr[t], cptr[t + 1]):
-                    cnt[e, cells[q]] -= 1
+                if held:  # the cell numbers are held beside the collision sets
+                    for q in range(cptr[t], cptr[t + 1]):
+                        cnt[e, cells[q]] -= 1
+                else:
+                    for q in range(wptr[t], wptr[t + 1]):
+                        b = masks[q]
+                        while b:
+                            lb = b & (~b + _ONE)
+                            b ^= lb
+                            cnt[e, words[q] * 64 + _CTZ[(lb * _DEBRUIJN) >> np.uint64(58)]] -= 1
                 ts = slot[t]
                 if ts >= 0:
                     pcnt[e, ts] -= 1

@@ -19,11 +19,13 @@ Layout of the search state (``R`` placements of all pieces, ``n`` cells,
 ``W = ceil(n / 64)`` and ``V = ceil(R / 64)`` words, ``P`` pieces with
 copies, ``D`` the deepest path):
 
-* ``cells`` (with ``cptr``) : int64, each placement's cell numbers.
+* ``words``, ``masks`` (with ``wptr``) : int64 and uint64, each
+  placement's nonzero words of cells; ``size`` : (R,) int64 its cells.
 * ``cellm`` : (n, V) uint64, per cell the set of placements covering it;
   ``pmask`` : (P, V) uint64, per piece its placements; ``conf`` : (R, V)
   uint64, per placement the placements sharing a cell with it (itself
-  included), or no rows when that would take more than 64 MiB.
+  included), and ``cells`` (with ``cptr``) its cell numbers, int32; both
+  empty when ``conf`` would take more than 64 MiB.
 * ``slot`` : (R,) int64, the piece of each placement among the ``P`` pieces
   with copies (-1 for an exact-cover option usable any number of times).
 * ``live`` : (D + 2, V) uint64, per depth the set of placements that still
@@ -151,15 +153,6 @@ class _Search:
         self.row_local = np.concatenate([np.arange(m.shape[0], dtype=np.int64) for m in mats]
                                         + [np.zeros(0, np.int64)])
         r = len(self.row_piece)
-        cptr = np.zeros(r + 1, np.int64)
-        np.cumsum(np.concatenate([np.diff(m.indptr) for m in mats] + [np.zeros(0, np.int64)]), out=cptr[1:])
-        # int32 cell numbers, filled piece by piece: on Calibron they are 7 M
-        cells = np.empty(cptr[-1], np.int32)
-        at = 0
-        for m in mats:
-            cells[at:at + m.nnz] = m.indices
-            at += m.nnz
-        self.cptr, self.cells = cptr, cells
         self.slot = np.array([self.slot_of.get(int(k), -1) for k in self.row_piece], np.int64)
         copies = np.array([pieces[k].count for k in counted], np.int64)
         if any(p.count is None for p in pieces):
@@ -169,11 +162,16 @@ class _Search:
         d2 = depth + 2
         nw = max(1, -(-n // 64))
         wr = max(1, -(-r // 64))
-        self.cellm = _cell_sets(cptr, cells, (n, wr))
+        self.size = np.concatenate([np.diff(m.indptr) for m in mats] + [np.zeros(0, np.int64)]).astype(np.int64)
+        self.cellm, self.wptr, self.words, self.masks = _cell_sets(mats, r, n)
         on = self.slot >= 0
         self.pmask = _bitsets(self.slot[on], np.flatnonzero(on), (len(counted), wr))
-        self.conf = _conflicts(self.cellm, cptr, cells, r)
-        self.scratch = np.zeros(wr, np.uint64)
+        self.conf = _conflicts(self.cellm, mats, r)
+        self.cptr = np.zeros(r + 1 if len(self.conf) else 1, np.int64)
+        self.cells = np.zeros(0, np.int32)
+        if len(self.conf):  # small enough to hold the cell numbers too: the tallies go faster
+            np.cumsum(self.size, out=self.cptr[1:])
+            self.cells = np.concatenate([m.indices for m in mats]).astype(np.int32)
         self.live = np.zeros((d2, wr), np.uint64)
         self.live[0] = _bitsets(np.zeros(r, np.int64), np.arange(r), (1, wr))[0]
         self.item = np.zeros(d2, np.int64)
@@ -235,9 +233,9 @@ class _Search:
         self._finish()
 
     def _search(self, k, budget, mode):
-        return k.search(self.conf, self.cellm, self.pmask, self.cptr, self.cells, self.slot, self.n, self.live,
-                        self.item, self.pos, self.lim, self.chosen, self.cov, self.left, self.ncov, self.cnt,
-                        self.pcnt, self.scratch, self.sol, self.sol_len, self.st, budget, mode)
+        return k.search(self.conf, self.cptr, self.cells, self.cellm, self.pmask, self.wptr, self.words, self.masks, self.size, self.slot,
+                        self.n, self.live, self.item, self.pos, self.lim, self.chosen, self.cov, self.left,
+                        self.ncov, self.cnt, self.pcnt, self.sol, self.sol_len, self.st, budget, mode)
 
     def _finish(self):
         self.record.finished = True
@@ -259,35 +257,54 @@ def _bitsets(members, rows, shape):
     return out
 
 
-def _cell_sets(cptr, cells, shape):
-    """Per cell, the set of placements covering it: ``shape`` (n, V) uint64.
+def _chunks(mats, cells):
+    """``(first row, row lengths, cell numbers)`` of consecutive placements, about ``cells`` cells at a time."""
+    base = 0
+    for m in mats:
+        ip = m.indptr
+        a = 0
+        while a < m.shape[0]:
+            b = min(m.shape[0], max(a + 1, int(np.searchsorted(ip, ip[a] + cells, "right")) - 1))
+            yield base + a, np.diff(ip[a:b + 1]), m.indices[ip[a]:ip[b]].astype(np.int64)
+            a = b
+        base += m.shape[0]
 
-    Built a quarter of a million cells at a time, so that no temporary grows with
-    the number of cells of all placements.
+
+def _cell_sets(mats, r, n):
+    """The placements' cells as bit sets, two ways round.
+
+    Returns ``cellm`` ((n, V) uint64: per cell, the placements covering it)
+    and, per placement, its nonzero words of cells: ``words[wptr[t]:wptr[t +
+    1]]`` (int64 word numbers) and ``masks[...]`` (uint64).  Built a quarter
+    of a million cells at a time, so that no temporary grows with the cells
+    of all placements (7 M on Calibron).
     """
-    out = np.zeros(shape, np.uint64)
-    r = len(cptr) - 1
-    a = 0
-    while a < r:
-        b = min(r, int(np.searchsorted(cptr, cptr[a] + (1 << 18), "right")))
-        b = max(b, a + 1)
-        rows = np.repeat(np.arange(a, b), np.diff(cptr[a:b + 1]))
-        np.bitwise_or.at(out, (cells[cptr[a]:cptr[b]], rows >> 6),
-                         np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
-        a = b
-    return out
+    nw = max(1, -(-n // 64))
+    cellm = np.zeros((n, max(1, -(-r // 64))), np.uint64)
+    count = np.zeros(r, np.int64)
+    words, masks = [np.zeros(0, np.int64)], [np.zeros(0, np.uint64)]
+    for a, lengths, cells in _chunks(mats, 1 << 18):
+        rows = np.repeat(np.arange(a, a + len(lengths)), lengths)
+        np.bitwise_or.at(cellm, (cells, rows >> 6), np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
+        key = rows * nw + (cells >> 6)
+        starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+        words.append(cells[starts] >> 6)
+        masks.append(np.bitwise_or.reduceat(np.left_shift(np.uint64(1), (cells & 63).astype(np.uint64)), starts))
+        count[a:a + len(lengths)] = np.bincount(rows[starts] - a, minlength=len(lengths))
+    wptr = np.zeros(r + 1, np.int64)
+    np.cumsum(count, out=wptr[1:])
+    return cellm, wptr, np.concatenate(words), np.concatenate(masks)
 
 
-def _conflicts(cellm, cptr, cells, r):
-    """Per placement, the set of placements sharing a cell with it: (R, W) uint64, or (0, W) when too big."""
+def _conflicts(cellm, mats, r):
+    """Per placement, the set of placements sharing a cell with it: (R, V) uint64, or (0, V) when too big."""
     wr = cellm.shape[1]
     if r * wr * 8 > _CONFLICT_BYTES or r == 0:
         return np.zeros((0, wr), np.uint64)
     conf = np.empty((r, wr), np.uint64)
-    step = max(1, (1 << 22) // (8 * wr * max(1, int(np.diff(cptr).max()))))  # a few MB at a time
-    for a in range(0, r, step):
-        b = min(r, a + step)
-        conf[a:b] = np.bitwise_or.reduceat(cellm[cells[cptr[a]:cptr[b]]], cptr[a:b] - cptr[a], axis=0)
+    for a, lengths, cells in _chunks(mats, max(1, (1 << 22) // (8 * wr))):  # a few MB at a time
+        offsets = np.concatenate([[0], np.cumsum(lengths[:-1])])
+        conf[a:a + len(lengths)] = np.bitwise_or.reduceat(cellm[cells], offsets, axis=0)
     return conf
 
 
