@@ -145,7 +145,7 @@ def search_line(rec):
     >>> from zipup.plans import SearchStats
     >>> search_line(SearchStats(nodes=289759, configurations=8574, first=0.0009, seconds=0.3364,
     ...                         load=0.21, finished=True))
-    'depth-first count: 289,759 nodes, 861,353 nodes/s, first configuration after 0.9 ms, 8,574 configurations in 0.336 s (0.210 s loading the compiled search)'
+    'depth-first count: 289,759 nodes, 2,292,397 nodes/s, first configuration after 0.9 ms, 8,574 configurations in 0.336 s (0.210 s loading the compiled search)'
     """
     first = "no configuration" if rec.first is None else f"first configuration after {_ms(rec.first)}"
     done = "" if rec.finished else " (stopped before the end)"

@@ -107,7 +107,8 @@ class SearchStats:
         Seconds from the start (loading the compiled loop included) to the
         end, or to where the reader stopped listing.
     load : float
-        Seconds spent loading (or, the first time, compiling) the compiled loop.
+        Seconds spent importing numba and loading (or, the first time,
+        compiling) the compiled loop; part of ``seconds`` and ``first``.
     finished : bool
         Whether the whole tree was searched.
     bytes : int
@@ -126,8 +127,9 @@ class SearchStats:
 
     @property
     def rate(self):
-        """Nodes per second (0.0 before any time has passed)."""
-        return self.nodes / self.seconds if self.seconds > 0 else 0.0
+        """Nodes per second of searching, loading excluded (0.0 before any time has passed)."""
+        busy = self.seconds - self.load
+        return self.nodes / busy if busy > 0 else 0.0
 
     def as_dict(self):
         return dict(self.__dict__, rate=self.rate)
@@ -198,10 +200,10 @@ class _Search:
 
     def batches(self):
         """Yield lists of configurations as they are found (count mode: empty lists)."""
-        from . import _search as k
+        t = time.perf_counter()
+        from . import _search as k  # numba: imported when a search runs
 
         rec = self.record
-        t = time.perf_counter()
         mode = 1 if self.mode == "list" else 0
         budget = _LIST_BUDGET if mode else _COUNT_BUDGET
         if self.n == 0:  # nothing to cover: one empty configuration when no copy is due
