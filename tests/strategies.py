@@ -536,3 +536,24 @@ def exact_covers(problem):
     left = {p: piece.count for p, piece in enumerate(problem.pieces) if piece.count is not None}
     search(frozenset(range(problem.n_columns)), rows, left, [])
     return found
+
+
+def peer_exact_covers(problem):
+    """Every exact cover of a full-cover problem whose pieces are each placed once, by a peer.
+
+    The PyPI package ``exact-cover`` (Knuth's dancing links, in C) solves the matrix with one
+    column per cell and one per piece; the test is skipped where it is not installed.  Returns
+    the set of sorted tuples of ``(piece index, row)``, the form of ``Configuration.placements``.
+    """
+    import pytest
+
+    exact_cover = pytest.importorskip("exact_cover")
+    assert all(p.count == 1 for p in problem.pieces), "one copy of each piece"
+    owner = [(p, r) for p, piece in enumerate(problem.pieces) for r in range(piece.n_placements)]
+    dense = np.zeros((len(owner), problem.n_columns + len(problem.pieces)), dtype=bool)
+    at = 0
+    for p, piece in enumerate(problem.pieces):
+        dense[at:at + piece.n_placements, :problem.n_columns] = piece.matrix.toarray() != 0
+        dense[at:at + piece.n_placements, problem.n_columns + p] = True
+        at += piece.n_placements
+    return {tuple(sorted(owner[int(i)] for i in found)) for found in exact_cover.get_all_solutions(dense)}
