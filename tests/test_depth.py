@@ -1,8 +1,9 @@
 """The depth plan (zipup/plans/depth.py): the compiled depth-first search against independent methods.
 
 Its configurations are compared as sets with the brute force of tests/strategies.py on random
-full-cover puzzles, with the breadth-first plans, and with a plain recursive exact-cover search on
-the matrices; a search stopped and resumed at every node must find the same.
+full-cover puzzles, with the breadth-first plans, with a plain recursive exact-cover search on
+the matrices, and with the exact-cover package (dancing links, in C) on the Morse alphabets; a
+search stopped and resumed at every node must find the same.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ DONE, BATCH, BUDGET, FIRST = 0, 1, 2, 3
 DEPTH, NSOL, COUNT, NODES, FOUND, STARTED = 0, 1, 2, 3, 4, 5
 
 _ONE = np.uint64(1)
+# the tally of a covered cell starts here (so that choosing needs no look at the covered cells)
+_COVERED = 1 << 40
 # count trailing zeros of a one-bit word by a de Bruijn sequence (numba has no ctz)
 _DEBRUIJN = np.uint64(0x03F79D71B4CA8B09)
 _CTZ = np.zeros(64, np.int64)
@@ -38,11 +40,9 @@ def _choose(d, n, cov, left, cnt, pcnt, item, pos, lim):  # pragma: no cover - c
     first ``k - c + 1``.
     """
     best = -1
-    bestn = 1 << 62
+    bestn = _COVERED >> 1  # above every uncovered cell's tally, below every covered one's
     for c in range(n):
-        if (cov[d, c >> 6] >> np.uint64(c & 63)) & _ONE:
-            continue
-        k = cnt[d, c]
+        k = cnt[d, c]  # a covered cell's tally is _COVERED or a little less: never chosen
         if k < bestn:
             bestn = k
             best = c
@@ -147,6 +147,16 @@ def search(conf, cptr, cells, cellm, pmask, wptr, words, masks, size, slot, n, l
         # the child's tallies are the parent's less the placements that no longer fit
         for k in range(n):
             cnt[e, k] = cnt[d, k]
+        if held:
+            for q in range(cptr[r], cptr[r + 1]):
+                cnt[e, cells[q]] = _COVERED
+        else:
+            for q in range(wptr[r], wptr[r + 1]):
+                b = masks[q]
+                while b:
+                    lb = b & (~b + _ONE)
+                    b ^= lb
+                    cnt[e, words[q] * 64 + _CTZ[(lb * _DEBRUIJN) >> np.uint64(58)]] = _COVERED
         for k in range(npieces):
             pcnt[e, k] = pcnt[d, k]
         for w in range(wr):
