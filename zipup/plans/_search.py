@@ -7,13 +7,17 @@ stopped.  See :mod:`zipup.plans.depth` for the layout of the arrays.
 
 The placements that still fit at a depth are a bit set over all placements,
 so that a child is its parent's set less the placements that collide with
-the one just placed: a few words of ``AND NOT`` per node, and only the
-placements removed are visited, to keep the tallies that choose the next
-item.
+the one just placed: a few words of ``AND NOT`` per node.  The choices of
+a cell or a piece are counted when the next item is chosen, by population
+counts of that set against the cell's or piece's own set, each count given
+up as soon as it cannot beat the best so far.
 """
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 # what search() returns
 DONE, BATCH, BUDGET, FIRST = 0, 1, 2, 3
@@ -21,37 +25,66 @@ DONE, BATCH, BUDGET, FIRST = 0, 1, 2, 3
 DEPTH, NSOL, COUNT, NODES, FOUND, STARTED = 0, 1, 2, 3, 4, 5
 
 _ONE = np.uint64(1)
-# the tally of a covered cell starts here (so that choosing needs no look at the covered cells)
-_COVERED = 1 << 40
-# count trailing zeros of a one-bit word by a de Bruijn sequence (numba has no ctz)
-_DEBRUIJN = np.uint64(0x03F79D71B4CA8B09)
-_CTZ = np.zeros(64, np.int64)
-_CTZ[[((0x03F79D71B4CA8B09 << k) & 0xFFFFFFFFFFFFFFFF) >> 58 for k in range(64)]] = np.arange(64)
+
+
+@intrinsic
+def _popcount(typingctx, x):
+    """The number of one bits of a uint64 (LLVM's ctpop: one instruction where the CPU has it)."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
+
+
+@intrinsic
+def _low_bit(typingctx, x):
+    """The index of the lowest one bit of a nonzero uint64 (LLVM's cttz)."""
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return types.uint64(types.uint64), codegen
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _choose(d, n, cov, left, cnt, pcnt, item, pos, lim):  # pragma: no cover - compiled
+def _choose(d, n, cov, live, nzw, nnz, cellm, pmask, prange, left, item, pos, lim):  # pragma: no cover
     """Pick the item with the fewest choices at depth ``d``; False when one has none.
 
     Items are the uncovered cells (``0 .. n-1``) and the pieces with copies
     left (``n + slot``).  A piece with ``c`` copies left and ``k`` fitting
     placements has ``k - c + 1`` choices: its copies take placements in
     increasing order, so the first copy placed next can only take one of the
-    first ``k - c + 1``.
+    first ``k - c + 1``.  Ties go to the first cell, then the first piece.
     """
     best = -1
-    bestn = _COVERED >> 1  # above every uncovered cell's tally, below every covered one's
-    for c in range(n):
-        k = cnt[d, c]  # a covered cell's tally is _COVERED or a little less: never chosen
-        if k < bestn:
-            bestn = k
-            best = c
-            if k == 0:
-                return False
+    bestn = np.int64(1) << 62
+    m = nnz[d]
+    for w in range(cov.shape[1]):
+        free = ~cov[d, w]
+        if w == cov.shape[1] - 1 and n & 63:
+            free &= (_ONE << np.uint64(n & 63)) - _ONE
+        while free:
+            c = w * 64 + np.int64(_low_bit(free))
+            free &= free - _ONE
+            k = np.int64(0)
+            for j in range(m):
+                v = nzw[d, j]
+                k += np.int64(_popcount(live[d, v] & cellm[c, v]))
+                if k >= bestn:
+                    break
+            if k < bestn:
+                if k == 0:
+                    return False
+                bestn = k
+                best = c
     for s in range(left.shape[1]):
         c = left[d, s]
         if c > 0:
-            k = pcnt[d, s] - c + 1
+            k = np.int64(0)
+            for v in range(prange[s, 0], prange[s, 1]):
+                k += np.int64(_popcount(live[d, v] & pmask[s, v]))
+                if k - c + 1 >= bestn:
+                    break
+            k = k - c + 1
             if k <= 0:
                 return False
             if k < bestn:
@@ -64,28 +97,34 @@ def _choose(d, n, cov, left, cnt, pcnt, item, pos, lim):  # pragma: no cover - c
 
 
 @numba.njit(cache=True, nogil=True)
-def search(conf, cptr, cells, cellm, pmask, wptr, words, masks, size, slot, n, live, item, pos, lim, chosen, cov, left, ncov,
-           cnt, pcnt, sol, sol_len, st, budget, mode):  # pragma: no cover - compiled
+def search(conf, cellm, pmask, prange, wptr, words, masks, size, slot, n, live, nzw, nnz, item, pos, lim, chosen,
+           cov, left, ncov, sol, sol_len, st, budget, mode):  # pragma: no cover - compiled
     """Run the search from the state in the arrays until it must stop; return why.
 
     ``mode`` 0 counts, 1 also writes each configuration (its rows, by depth)
     into ``sol``.  Returns ``DONE`` (the tree is exhausted), ``BATCH``
     (``sol`` is full), ``BUDGET`` (``budget`` nodes visited) or ``FIRST``
     (the first configuration of the run was just found).  ``conf`` holds,
-    per placement, the set of placements it collides with, and ``cells``
-    (with ``cptr``) its cell numbers; when they have no rows (too big to
-    hold), each placement still fitting is tested against the cells covered
-    instead, and the cells of one removed are read off its words.
+    per placement, the set of placements it collides with; when it has no
+    rows (too big to hold), each placement still fitting is tested against
+    the cells covered instead.
     """
     if budget <= 0:  # a call that only loads (or compiles) this function
         return BUDGET
     nw = cov.shape[1]
     wr = live.shape[1]
     npieces = left.shape[1]
+    held = conf.shape[0] > 0
     nodes = 0
     if st[STARTED] == 0:
         st[STARTED] = 1
-        if not _choose(0, n, cov, left, cnt, pcnt, item, pos, lim):
+        m = 0
+        for w in range(wr):
+            if live[0, w]:
+                nzw[0, m] = w
+                m += 1
+        nnz[0] = m
+        if not _choose(0, n, cov, live, nzw, nnz, cellm, pmask, prange, left, item, pos, lim):
             st[DEPTH] = -1
             return DONE
     d = st[DEPTH]
@@ -108,7 +147,7 @@ def search(conf, cptr, cells, cellm, pmask, wptr, words, masks, size, slot, n, l
                 x &= ~((_ONE << np.uint64(p & 63)) - _ONE)
                 while True:
                     if x:
-                        r = w * 64 + _CTZ[((x & (~x + _ONE)) * _DEBRUIJN) >> np.uint64(58)]
+                        r = w * 64 + np.int64(_low_bit(x))
                         break
                     w += 1
                     if w == wr:
@@ -143,63 +182,35 @@ def search(conf, cptr, cells, cellm, pmask, wptr, words, masks, size, slot, n, l
         order = it >= n and not gone
         rw = r >> 6
         below = (np.uint64(2) << np.uint64(r & 63)) - _ONE  # bits 0 .. r & 63 (all when 63)
-        held = conf.shape[0] > 0
-        # the child's tallies are the parent's less the placements that no longer fit
-        for k in range(n):
-            cnt[e, k] = cnt[d, k]
-        if held:
-            for q in range(cptr[r], cptr[r + 1]):
-                cnt[e, cells[q]] = _COVERED
-        else:
-            for q in range(wptr[r], wptr[r + 1]):
-                b = masks[q]
-                while b:
-                    lb = b & (~b + _ONE)
-                    b ^= lb
-                    cnt[e, words[q] * 64 + _CTZ[(lb * _DEBRUIJN) >> np.uint64(58)]] = _COVERED
-        for k in range(npieces):
-            pcnt[e, k] = pcnt[d, k]
-        for w in range(wr):
+        # row e's words outside nzw[e] are zero: clear what its last visit left, then fill
+        for j in range(nnz[e]):
+            live[e, nzw[e, j]] = 0
+        m = 0
+        for j in range(nnz[d]):
+            w = nzw[d, j]
             x = live[d, w]
-            if x == 0:
-                live[e, w] = 0
-                continue
             if held:
-                rm = x & conf[r, w]
+                x &= ~conf[r, w]
             else:  # each fitting placement against the cells now covered
-                rm = np.uint64(0)
                 y = x
                 while y:
                     low = y & (~y + _ONE)
                     y ^= low
-                    t = w * 64 + _CTZ[(low * _DEBRUIJN) >> np.uint64(58)]
+                    t = w * 64 + np.int64(_low_bit(low))
                     for q in range(wptr[t], wptr[t + 1]):
                         if cov[e, words[q]] & masks[q]:
-                            rm |= low
+                            x ^= low
                             break
             if ps >= 0:
                 if gone or (order and w < rw):
-                    rm |= x & pmask[ps, w]
+                    x &= ~pmask[ps, w]
                 elif order and w == rw:
-                    rm |= x & pmask[ps, w] & below
-            live[e, w] = x & ~rm
-            while rm:
-                low = rm & (~rm + _ONE)
-                rm ^= low
-                t = w * 64 + _CTZ[(low * _DEBRUIJN) >> np.uint64(58)]
-                if held:  # the cell numbers are held beside the collision sets
-                    for q in range(cptr[t], cptr[t + 1]):
-                        cnt[e, cells[q]] -= 1
-                else:
-                    for q in range(wptr[t], wptr[t + 1]):
-                        b = masks[q]
-                        while b:
-                            lb = b & (~b + _ONE)
-                            b ^= lb
-                            cnt[e, words[q] * 64 + _CTZ[(lb * _DEBRUIJN) >> np.uint64(58)]] -= 1
-                ts = slot[t]
-                if ts >= 0:
-                    pcnt[e, ts] -= 1
+                    x &= ~(pmask[ps, w] & below)
+            live[e, w] = x
+            if x:
+                nzw[e, m] = w
+                m += 1
+        nnz[e] = m
         if ncov[e] == n:
             done = True
             for k in range(npieces):
@@ -221,7 +232,7 @@ def search(conf, cptr, cells, cellm, pmask, wptr, words, masks, size, slot, n, l
                     st[NODES] += nodes
                     return FIRST if first else BATCH
             continue
-        if _choose(e, n, cov, left, cnt, pcnt, item, pos, lim):
+        if _choose(e, n, cov, live, nzw, nnz, cellm, pmask, prange, left, item, pos, lim):
             d = e
     st[DEPTH] = d
     st[NODES] += nodes

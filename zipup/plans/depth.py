@@ -22,19 +22,19 @@ copies, ``D`` the deepest path):
 * ``words``, ``masks`` (with ``wptr``) : int64 and uint64, each
   placement's nonzero words of cells; ``size`` : (R,) int64 its cells.
 * ``cellm`` : (n, V) uint64, per cell the set of placements covering it;
-  ``pmask`` : (P, V) uint64, per piece its placements; ``conf`` : (R, V)
-  uint64, per placement the placements sharing a cell with it (itself
-  included), and ``cells`` (with ``cptr``) its cell numbers, int32; both
-  empty when ``conf`` would take more than 64 MiB.
+  ``pmask`` : (P, V) uint64, per piece its placements, which lie in its
+  words ``prange[s, 0]:prange[s, 1]``; ``conf`` : (R, V) uint64, per
+  placement the placements sharing a cell with it (itself included), or no
+  rows when that would take more than 64 MiB.
 * ``slot`` : (R,) int64, the piece of each placement among the ``P`` pieces
   with copies (-1 for an exact-cover option usable any number of times).
 * ``live`` : (D + 2, V) uint64, per depth the set of placements that still
-  fit, each a subset of the one before it.
+  fit, each a subset of the one before it; its nonzero words are among the
+  first ``nnz[d]`` of ``nzw[d]`` : (D + 2, V) int64, the others zero.
 * ``cov`` : (D + 2, W) uint64 cells covered; ``left`` : (D + 2, P) int64
-  copies left; ``cnt`` : (D + 2, n) and ``pcnt`` : (D + 2, P) int64, the
-  placements still fitting per cell and per piece; and ``item``, ``pos``,
-  ``lim``, ``chosen`` per depth: the item branched on, the first placement
-  its next choice may be, how many choices it has left, the placement chosen.
+  copies left; and ``item``, ``pos``, ``lim``, ``chosen`` per depth: the
+  item branched on, the first placement its next choice may be, how many
+  choices it has left, the placement chosen.
 """
 
 from __future__ import annotations
@@ -169,11 +169,12 @@ class _Search:
         on = self.slot >= 0
         self.pmask = _bitsets(self.slot[on], np.flatnonzero(on), (len(counted), wr))
         self.conf = _conflicts(self.cellm, mats, r)
-        self.cptr = np.zeros(r + 1 if len(self.conf) else 1, np.int64)
-        self.cells = np.zeros(0, np.int32)
-        if len(self.conf):  # small enough to hold the cell numbers too: the tallies go faster
-            np.cumsum(self.size, out=self.cptr[1:])
-            self.cells = np.concatenate([m.indices for m in mats]).astype(np.int32)
+        # the words holding each piece's placements (they are consecutive)
+        self.prange = np.zeros((len(counted), 2), np.int64)
+        for s, k in enumerate(counted):
+            rows = np.flatnonzero(self.row_piece == k)
+            if len(rows):
+                self.prange[s] = rows[0] >> 6, (rows[-1] >> 6) + 1
         self.live = np.zeros((d2, wr), np.uint64)
         self.live[0] = _bitsets(np.zeros(r, np.int64), np.arange(r), (1, wr))[0]
         self.item = np.zeros(d2, np.int64)
@@ -184,11 +185,8 @@ class _Search:
         self.left = np.zeros((d2, len(counted)), np.int64)
         self.left[0] = copies
         self.ncov = np.zeros(d2, np.int64)
-        self.cnt = np.zeros((d2, n), np.int64)
-        for m in mats:
-            self.cnt[0] += np.bincount(m.indices, minlength=n)[:n]
-        self.pcnt = np.zeros((d2, len(counted)), np.int64)
-        self.pcnt[0] = np.bincount(self.slot[on], minlength=len(counted))[:len(counted)]
+        self.nzw = np.zeros((d2, wr), np.int64)
+        self.nnz = np.zeros(d2, np.int64)
         self.sol = np.zeros((_BATCH if mode == "list" else 1, d2), np.int64)
         self.sol_len = np.zeros(len(self.sol), np.int64)
         self.st = np.zeros(6, np.int64)
@@ -235,9 +233,9 @@ class _Search:
         self._finish()
 
     def _search(self, k, budget, mode):
-        return k.search(self.conf, self.cptr, self.cells, self.cellm, self.pmask, self.wptr, self.words, self.masks, self.size, self.slot,
-                        self.n, self.live, self.item, self.pos, self.lim, self.chosen, self.cov, self.left,
-                        self.ncov, self.cnt, self.pcnt, self.sol, self.sol_len, self.st, budget, mode)
+        return k.search(self.conf, self.cellm, self.pmask, self.prange, self.wptr, self.words, self.masks,
+                        self.size, self.slot, self.n, self.live, self.nzw, self.nnz, self.item, self.pos, self.lim,
+                        self.chosen, self.cov, self.left, self.ncov, self.sol, self.sol_len, self.st, budget, mode)
 
     def _finish(self):
         self.record.finished = True
