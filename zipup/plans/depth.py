@@ -143,7 +143,7 @@ class _Search:
         self.t0 = t0
         self.record = record
         self.mode = mode
-        pieces = [p for p in problem.pieces]
+        pieces = list(problem.pieces)
         use = [k for k, p in enumerate(pieces) if p.count != 0 and p.n_placements]
         counted = [k for k, p in enumerate(pieces) if p.count is not None and p.count > 0]
         self.slot_of = {k: s for s, k in enumerate(counted)}
