@@ -4,7 +4,9 @@ Where the breadth-first plans hold a whole level of partial configurations
 (which for the 3x4x5 box or the Morse alphabet grows past 10^8 rows), this
 plan holds one path: at every node it branches on the item with the fewest
 choices, among the uncovered cells and the pieces with copies left, and
-keeps, per depth, the list of placements that still fit.  A cell no
+keeps, per depth, the set of placements that still fit (a bit set: a
+child is its parent's set less one precomputed set of collisions, and
+choices are counted with population counts).  A cell no
 placement can cover, or a piece with fewer fitting placements than copies
 left, ends the branch.  Copies of a piece are interchangeable, so when the
 search branches on a piece, the copy it places takes the smallest placement
