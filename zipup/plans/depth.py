@@ -169,7 +169,7 @@ class _Search:
         self.size = np.concatenate([np.diff(m.indptr) for m in mats] + [np.zeros(0, np.int64)]).astype(np.int64)
         self.cellm, self.wptr, self.words, self.masks = _cell_sets(mats, r, n)
         on = self.slot >= 0
-        self.pmask = _bitsets(self.slot[on], np.flatnonzero(on), (len(counted), wr))
+        self.pmask = _set_bits(np.zeros((len(counted), wr), np.uint64), self.slot[on], np.flatnonzero(on))
         self.conf = _conflicts(self.cellm, mats, r)
         # the words holding each piece's placements (they are consecutive)
         self.prange = np.zeros((len(counted), 2), np.int64)
@@ -178,7 +178,7 @@ class _Search:
             if len(rows):
                 self.prange[s] = rows[0] >> 6, (rows[-1] >> 6) + 1
         self.live = np.zeros((d2, wr), np.uint64)
-        self.live[0] = _bitsets(np.zeros(r, np.int64), np.arange(r), (1, wr))[0]
+        _set_bits(self.live, np.zeros(r, np.int64), np.arange(r))  # depth 0: every placement
         self.item = np.zeros(d2, np.int64)
         self.pos = np.zeros(d2, np.int64)
         self.lim = np.zeros(d2, np.int64)
@@ -252,10 +252,14 @@ class _Search:
         return out
 
 
-def _bitsets(members, rows, shape):
-    """Bit sets (uint64 words, shape ``shape``): row ``members[k]`` holds bit ``rows[k]``."""
-    out = np.zeros(shape, np.uint64)
-    np.bitwise_or.at(out, (members, rows >> 6), np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
+def _bit(k):
+    """The uint64 word holding bit ``k & 63`` alone, for each ``k``."""
+    return np.left_shift(np.uint64(1), (k & 63).astype(np.uint64))
+
+
+def _set_bits(out, members, bits):
+    """In the bit sets ``out`` (uint64 words), put bit ``bits[k]`` into set ``members[k]``."""
+    np.bitwise_or.at(out, (members, bits >> 6), _bit(bits))
     return out
 
 
@@ -287,11 +291,11 @@ def _cell_sets(mats, r, n):
     words, masks = [np.zeros(0, np.int64)], [np.zeros(0, np.uint64)]
     for a, lengths, cells in _chunks(mats, 1 << 18):
         rows = np.repeat(np.arange(a, a + len(lengths)), lengths)
-        np.bitwise_or.at(cellm, (cells, rows >> 6), np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
+        _set_bits(cellm, cells, rows)
         key = rows * nw + (cells >> 6)
         starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
         words.append(cells[starts] >> 6)
-        masks.append(np.bitwise_or.reduceat(np.left_shift(np.uint64(1), (cells & 63).astype(np.uint64)), starts))
+        masks.append(np.bitwise_or.reduceat(_bit(cells), starts))
         count[a:a + len(lengths)] = np.bincount(rows[starts] - a, minlength=len(lengths))
     wptr = np.zeros(r + 1, np.int64)
     np.cumsum(count, out=wptr[1:])
