@@ -157,12 +157,91 @@ def test_count_with_json_format_is_json(cli):
 def test_limit(cli):
     r = cli("enumerate", ROOM, "--filter", "slidable=none", "--limit", "4")
     assert re.findall(r"^#(\d+)$", r.stdout, re.M) == ["1", "2", "3", "4"]
-    assert "52 configurations, 4 shown (--limit 4)" in r.stdout
+    # the balanced plan counts before it lists: its total is known, not invented
+    assert "52 configurations, 4 shown; limit reached (--limit 4) [plan balanced]" in r.stdout
     r = cli("enumerate", ROOM, "--limit", "1")
     assert re.findall(r"^#(\d+)$", r.stdout, re.M) == ["1"]
-    assert "1 pass slidable=quick (stopped at --limit 1)" in r.stdout
+    assert "52 configurations, 1 pass slidable=quick; limit reached (--limit 1)" in r.stdout
     r = cli("enumerate", ROOM, "--limit", "0")
-    assert "#1" not in r.stdout and r.exit_code == 0
+    assert "#1" not in r.stdout and r.exit_code == 0 and "limit reached (--limit 0)" in r.stdout
+    r = cli("enumerate", ROOM, "--filter", "slidable=none", "--limit", "60")
+    assert r.stdout.rstrip().endswith("\n52 configurations [plan balanced]")  # not reached
+
+
+def test_limit_on_the_room_lists_configurations_that_pass(cli, room_problem):
+    r = cli("enumerate", ROOM, "--limit", "3", "--filter", "slidable=quick")
+    assert r.exit_code == 0 and re.findall(r"^#(\d+)$", r.stdout, re.M) == ["1", "2", "3"]
+    passing = list(zipup.enumerate(room_problem, slidable="quick"))  # no limit: the whole listing
+    drawings = re.findall(r"^#\d+\n(.*?)(?=\n\n)", r.stdout, re.M | re.S)
+    assert sorted(drawings) == sorted(zipup.render.text(room_problem, c) for c in passing)
+    assert "3 pass slidable=quick; limit reached (--limit 3)" in r.stdout
+
+
+def covers_once(problem, rec):
+    """A record (as from ``records``) covers every cell of the board exactly once."""
+    cells = [c for _, cs in rec for c in cs]
+    return len(cells) == len(set(cells)) == len(problem.columns) and set(cells) == set(problem.columns)
+
+
+SOMA = "puzzles/soma.toml"
+NOT_COUNTED = "limit reached (--limit 2), the total was not counted [plan depth]"
+
+
+def test_limited_text_reports_the_limit_and_no_total(cli):
+    r = cli("enumerate", SOMA, "--limit", "2")
+    assert r.exit_code == 0 and re.findall(r"^#(\d+)$", r.stdout, re.M) == ["1", "2"]
+    assert r.stdout.rstrip().split("\n")[-1] == "2 configurations shown; " + NOT_COUNTED
+    assert "11520" not in r.output
+    r = cli("enumerate", SOMA, "--limit", "2", "--count")
+    assert r.stdout.rstrip().split("\n")[-1] == "2 configurations found; " + NOT_COUNTED
+
+
+def test_limited_json_reports_the_limit_and_no_total(cli):
+    problem = zipup.as_problem(zipup.load(SOMA))
+    r = cli("enumerate", SOMA, "--limit", "2", "--format", "json")
+    doc = json.loads(r.stdout)
+    assert doc["count"] is None and doc["shown"] == 2 and doc["limit_reached"] is True
+    confs = records(problem, doc["configurations"])
+    assert len(set(confs)) == 2 and all(covers_once(problem, c) for c in confs)
+    assert r.stderr.rstrip().endswith("2 configurations shown; " + NOT_COUNTED)
+    doc = json.loads(cli("enumerate", SOMA, "--limit", "20000", "--format", "json").stdout)
+    assert doc["count"] == doc["shown"] == 11520 == zipup.count(problem, "sweep") and not doc["limit_reached"]
+
+
+def test_limited_jsonl_reports_the_limit_and_no_total(cli):
+    problem = zipup.as_problem(zipup.load(SOMA))
+    r = cli("enumerate", SOMA, "--limit", "2", "--format", "jsonl")
+    lines = r.stdout.strip().split("\n")
+    assert [json.loads(ln)["index"] for ln in lines] == [1, 2]
+    confs = records(problem, [json.loads(ln) for ln in lines])
+    assert len(set(confs)) == 2 and all(covers_once(problem, c) for c in confs)
+    assert r.stderr.rstrip().endswith("2 configurations shown; " + NOT_COUNTED) and "11520" not in r.stderr
+
+
+def test_limited_run_over_subproblems_stops_there(cli):
+    """Over subproblems the rest is not run: the summary gives no total (text and JSON)."""
+    args = ("enumerate", ROOM, "--filter", "slidable=none", "--limit", "5", "--memory", "1G", "--workers", "2")
+    r = cli(*args)
+    assert r.exit_code == 0 and re.findall(r"^#(\d+)$", r.stdout, re.M) == ["1", "2", "3", "4", "5"]
+    assert r.stdout.rstrip().endswith("5 configurations shown; limit reached (--limit 5), the total was not "
+                                      "counted [plan balanced]")
+    doc = json.loads(cli(*args, "--format", "json").stdout)
+    assert doc["count"] is None and doc["shown"] == 5 == len(doc["configurations"]) and doc["limit_reached"]
+
+
+def test_box_first_configuration(cli):
+    """The 3x4x5 box under auto with --limit 1 searches depth-first: one configuration, drawn, at once."""
+    problem = zipup.as_problem(zipup.load("puzzles/box-3x4x5.toml"))
+    r = cli("enumerate", "puzzles/box-3x4x5.toml", "--limit", "1", "--format", "jsonl")
+    (line,) = r.stdout.strip().split("\n")
+    (rec,) = records(problem, [json.loads(line)])
+    assert covers_once(problem, rec) and sorted(n for n, _ in rec) == sorted(p.name for p in problem.pieces)
+    (conf,) = zipup.enumerate(problem, limit=1)
+    assert engine_configurations(problem, [conf]) == [rec]
+    r = cli("enumerate", "puzzles/box-3x4x5.toml", "--limit", "1")
+    assert r.exit_code == 0 and zipup.render.text(problem, conf) in r.stdout
+    assert r.stdout.rstrip().endswith("1 configuration shown; limit reached (--limit 1), the total was not "
+                                      "counted [plan depth]")
 
 
 def test_json_is_one_valid_document(cli, room_problem):

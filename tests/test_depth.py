@@ -88,7 +88,8 @@ def test_identical_copies_are_ordered():
     pz = loads('name = "d"\n[board]\nsize = [4, 4]\n[[piece]]\nname = "d"\ncells = "##"\ncount = 8\n')
     problem = zipup.as_problem(pz)
     r = Depth().run(problem)
-    assert r.count == 36 == len(placements(r)) == len(exact_covers(problem))
+    assert r.count is None  # counted as it lists
+    assert len(placements(r)) == r.count == 36 == len(exact_covers(problem))
     assert all(len(c) == 8 and list(c) == sorted(c) for c in placements(r))
 
 
@@ -103,14 +104,15 @@ def test_configurations_stream_before_the_search_ends():
     assert sorted(cells.tolist()) == list(range(60))
 
 
-def test_count_asked_before_the_listing_ends_is_counted_apart():
+def test_count_is_known_only_once_the_listing_ends():
+    """A reader that stops early never pays for the rest of the tree: no count is invented."""
     problem = zipup.as_problem(zipup.load("puzzles/soma.toml"))
     r = zipup.solve(problem, "depth")
     it = iter(r.configurations())
     next(it)
-    assert r.count == 11520  # a counting search of its own
-    assert [s.mode for s in r.stats] == ["list", "count"] and r.stats[1].finished
+    assert r.count is None and [s.mode for s in r.stats] == ["list"] and not r.stats[0].finished
     assert sum(1 for _ in it) == 11520 - 1
+    assert r.count == 11520 == zipup.solve(problem, "depth", count_only=True).count and r.stats[0].finished
 
 
 def test_stats_record(room_problem):

@@ -151,7 +151,11 @@ def test_filters_and_limit(room_problem):
     seen = []
     res = parallel.run(room_problem, count_only=False, slidable="none", workers=0, parts=10, limit=7,
                        progress=False, on_result=lambda fin: seen.extend(fin.configurations))
-    assert len(seen) == 7 and res.passed == 7 and res.count == 52
+    assert len(seen) == 7 and res.passed == 7 and res.limit_reached
+    assert res.count is None and res.stats.stopped > 0  # the rest was not run, so not counted
+    res = parallel.run(room_problem, count_only=False, slidable="none", workers=0, parts=10, limit=60,
+                       progress=False)
+    assert res.passed == res.count == 52 and not res.limit_reached and not res.stats.stopped
 
 
 def test_api_keywords(room):

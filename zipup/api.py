@@ -13,9 +13,9 @@ from pathlib import Path
 from .errors import UsageError
 from .filters import default_filters
 from .matrices import Problem, configuration_matrices
-from .plans import get_plan
+from .plans import Auto, get_plan
 
-__all__ = ["as_problem", "count", "enumerate", "load", "solve"]
+__all__ = ["as_problem", "count", "enumerate", "listing_plan", "load", "solve"]
 
 
 def load(path, format=None, problem=None):
@@ -78,6 +78,28 @@ def solve(puzzle, plan="auto", *, count_only=False, tree=None, kernel="auto", me
                                     on_step=on_step)
 
 
+def listing_plan(problem, plan="auto", *, tree=None, limit=None, scheduler=None, checkpoint=None):
+    """The plan a listing of ``problem`` runs: ``plan`` as given, or the depth plan.
+
+    Under ``auto``, a listing that stops after ``limit`` configurations
+    searches depth-first wherever the depth plan accepts the puzzle (see
+    :meth:`~zipup.plans.Auto.choose`), unless a Dask ``scheduler`` or a
+    ``checkpoint`` asks for subproblems.
+
+    Examples
+    --------
+    >>> import zipup
+    >>> soma = zipup.as_problem(zipup.load("puzzles/soma.toml"))
+    >>> listing_plan(soma), listing_plan(soma, limit=1).name
+    ('auto', 'depth')
+    """
+    chosen = get_plan(plan, tree)
+    if limit is None or scheduler is not None or checkpoint is not None or not isinstance(chosen, Auto):
+        return plan
+    chosen = chosen.choose(problem, limit=limit)
+    return chosen if not chosen.splits else plan
+
+
 def _split(plan, tree, workers, scheduler, checkpoint=None):
     """Whether to cut into subproblems: asked for, and the plan can be run on them."""
     if workers is None and scheduler is None and checkpoint is None:
@@ -103,7 +125,9 @@ def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, t
     slidable : {"none", "quick", "exact"}, optional
         Overrides the file's ``[filters] slidable``.
     limit : int, optional
-        Stop after this many.
+        Stop after this many: the search stops there (under ``auto`` the
+        depth plan runs wherever it accepts the puzzle, see
+        :func:`listing_plan`).
     workers, scheduler, progress : optional
         Given a number of worker processes or a Dask scheduler address, cut
         the problem into independent subproblems and solve them in parallel
@@ -126,6 +150,7 @@ def enumerate(puzzle, plan="auto", *, filters=None, slidable=None, limit=None, t
     problem = as_problem(puzzle)
     if filters is None:
         filters = default_filters(problem, slidable)
+    plan = listing_plan(problem, plan, tree=tree, limit=limit, scheduler=scheduler)
     if _split(plan, tree, workers, scheduler):
         from .parallel import configurations
 

@@ -158,7 +158,7 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, un
               progress=None):
     """Count and list the configurations of the puzzle in FILE."""
     from . import render
-    from .api import solve
+    from .api import listing_plan, solve
     from .filters import default_filters, parse_filter
 
     slidable = None
@@ -167,6 +167,8 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, un
     problem = _load(file, input_format, problem_no)
     filters = default_filters(problem, slidable)
     post = [f for f in filters if not f.in_plan]
+    if not unique:
+        plan = listing_plan(problem, plan, tree=tree, limit=limit, scheduler=scheduler, checkpoint=checkpoint)
     if not unique and _parallel_wanted(problem, plan, tree, workers, scheduler, memory, checkpoint):
         return _enumerate_parallel(problem, filters, post, output, fmt, count_only, limit, stats, svg_path,
                                    plan, kernel, workers, scheduler, memory, checkpoint, progress)
@@ -178,9 +180,11 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, un
     if unique:
         return _enumerate_unique(problem, filters, post, out, info, fmt, count_only, limit, stats,
                                  svg_path, plan, tree, kernel)
-    listing = not (count_only and not post)
+    # a limit is kept by listing and stopping there, even when only the number is printed
+    listing = not count_only or bool(post) or limit is not None
     result = solve(problem, plan, count_only=not listing, tree=tree, kernel=kernel)
-    passed = 0
+    shown = 0
+    stopped = limit == 0
     drawn = []
     if listing:
         configs = result.configurations()
@@ -188,31 +192,37 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, un
             configs = f.apply(problem, configs)
         if fmt == "json" and not count_only:
             out.f.write('{"puzzle": %s, "configurations": [' % render.json.dumps(problem.name))
-        for conf in configs:
-            if limit is not None and passed >= limit:
-                break
-            passed += 1
+        for conf in (() if stopped else configs):
+            shown += 1
             if svg_path:
                 drawn.append(conf)
-            if count_only:
-                continue
-            if fmt == "text":
-                out.line(f"\n#{passed}")
+            if fmt == "text" and not count_only:
+                out.line(f"\n#{shown}")
                 out.line(render.text(problem, conf))
-            elif fmt == "jsonl":
-                out.line(render.dumps(render.as_record(problem, conf, passed)))
-            else:
-                out.f.write(("," if passed > 1 else "") + "\n  " + render.dumps(render.as_record(problem, conf, passed)))
+            elif fmt == "jsonl" and not count_only:
+                out.line(render.dumps(render.as_record(problem, conf, shown)))
+            elif not count_only:
+                out.f.write(("," if shown > 1 else "") + "\n  " + render.dumps(render.as_record(problem, conf, shown)))
                 out.f.flush()
-        del configs  # a listing stopped by --limit lets go of its search before the count is asked
+            if shown == limit:  # stop here: asking for one more would search on
+                stopped = True
+                break
+        del configs  # a search stopped by --limit lets go of its state now
         if fmt == "json" and not count_only:
-            out.line("\n], \"count\": %d, \"shown\": %d}" % (result.count, passed))
+            out.line(_json_tail(result.count, shown, stopped))
     if stats:
         info.line("")
         for ln in render.stats_table(result.stats):
             info.line(ln)
-    summary = _summary(result.count, passed if listing else None, post, limit, result.plan)
+    summary = _summary(result.count, shown if listing else None, post, limit, result.plan, stopped, count_only)
     _finish(out, info, summary, count_only, text, svg_path, problem, drawn)
+
+
+def _json_tail(count, shown, stopped):
+    """The end of a ``--format json`` document: ``count`` is null where the run did not learn it."""
+    from . import render
+
+    return "\n], " + render.json.dumps({"count": count, "shown": shown, "limit_reached": stopped})[1:]
 
 
 def _print_summary(out, info, summary, count_only, text):
@@ -251,14 +261,30 @@ class _Err:
         click.echo(s, err=True)
 
 
-def _summary(total, passed, post, limit, plan):
-    s = f"{total} configuration{'s' if total != 1 else ''}"
+def _summary(total, shown, post, limit, plan, stopped=False, count_only=False):
+    """The last line: the total where it is known, what passed, and whether --limit stopped the run.
+
+    ``total`` is ``None`` where the run stopped before it could know it.
+
+    Examples
+    --------
+    >>> _summary(52, 52, [], None, "balanced")
+    '52 configurations [plan balanced]'
+    >>> _summary(None, 1, [], 1, "depth", stopped=True)
+    '1 configuration shown; limit reached (--limit 1), the total was not counted [plan depth]'
+    """
+    def configurations(n):
+        return f"{n} configuration{'s' if n != 1 else ''}"
+
+    parts = [] if total is None else [configurations(total)]
+    counted = shown if total is not None else configurations(shown)
     if post:
-        names = ", ".join(f"{f.name}={f.mode}" for f in post)
-        more = "" if limit is None or passed < limit else f" (stopped at --limit {limit})"
-        s += f", {passed} pass {names}{more}"
-    elif limit is not None and passed is not None and passed < total:
-        s += f", {passed} shown (--limit {limit})"
+        parts.append(f"{counted} pass {', '.join(f'{f.name}={f.mode}' for f in post)}")
+    elif stopped:
+        parts.append(f"{counted} {'found' if count_only else 'shown'}")
+    s = ", ".join(parts)
+    if stopped:
+        s += f"; limit reached (--limit {limit})" + ("" if total is not None else ", the total was not counted")
     return s + f" [plan {plan}]"
 
 
@@ -332,13 +358,13 @@ def _enumerate_parallel(problem, filters, post, output, fmt, count_only, limit, 
                           output=out.f if (listing and output) else None,
                           on_result=write if listing else None, limit=limit, progress=progress)
     if listing and fmt == "json":
-        out.line("\n], \"count\": %d, \"shown\": %d}" % (result.count, passed))
+        out.line(_json_tail(result.count, passed, result.limit_reached))
     if stats:
         info.line("")
         for ln in result.stats.lines():
             info.line(ln)
-    shown = passed if listing else (result.passed if post else None)
-    summary = _summary(result.count, shown, post, limit, result.plan)
+    shown = passed if listing else (result.passed if post or limit is not None else None)
+    summary = _summary(result.count, shown, post, limit, result.plan, result.limit_reached, count_only)
     _print_summary(out, info, summary, count_only, text)
     if ck is not None:
         ck.finish(result.count, shown if shown is not None else result.passed,
@@ -406,7 +432,7 @@ def _unique_summary(res, post, shown, limit):
     s += (f", {res.unique} up to symmetry (group of order {res.order}), "
           f"{res.labelled} with copies told apart")
     if limit is not None and shown is not None and shown < res.unique:
-        s += f", {shown} shown (--limit {limit})"
+        s += f", {shown} shown; limit reached (--limit {limit})"
     return s + f" [plan {res.plan}]"
 
 

@@ -453,6 +453,9 @@ class RunStats:
         Plan name -> subproblems it ran.
     where : str
         ``this process``, ``N local processes`` or the Dask scheduler.
+    stopped : int
+        Subproblems left unrun (or cut short) because ``limit`` configurations
+        had passed.
     """
 
     subproblems: int = 0
@@ -469,6 +472,7 @@ class RunStats:
     busy: float = 0.0
     plans: dict = dataclasses.field(default_factory=dict)
     where: str = "this process"
+    stopped: int = 0
 
     def lines(self):
         """Human-readable lines for ``--stats``."""
@@ -482,6 +486,8 @@ class RunStats:
                f"({plans}); largest step {_human(self.peak_bytes)}"]
         if self.resumed:
             out.append(f"resumed: {self.resumed} subproblems were already done")
+        if self.stopped:
+            out.append(f"stopped at the limit: {self.stopped} subproblems left unrun or cut short")
         return out
 
 
@@ -675,17 +681,16 @@ def _solve_path(payload, path, mode):
                            memory=payload.budget)
             out["plan"] = res.plan
             out["peak"] = max((s.bytes for s in res.stats), default=0)
-            out["count"] = res.count
             if mode == "count":
-                out.update(passed=res.count, configs=None)
+                out.update(count=res.count, passed=res.count, configs=None)
             else:
                 per = 16 * sum(p.count or 1 for p in payload.problem.pieces) + 64
-                if res.count * per > payload.budget // 2 and node.branches:
+                if res.count is not None and res.count * per > payload.budget // 2 and node.branches:
                     return {"path": tuple(path), "status": "split", "reason": "listing",
                             "seconds": time.perf_counter() - t0}
                 passed, enc = _filtered(payload, (node.configuration(c) for c in res.configurations()),
                                         mode == "list")
-                out.update(passed=passed, configs=enc)
+                out.update(count=res.count, passed=passed, configs=enc)  # a searching plan counts as it lists
         out["seconds"] = time.perf_counter() - t0
         return out
     except MemoryError:
@@ -915,20 +920,24 @@ class ParallelResult:
 
     Attributes
     ----------
-    count : int
-        Configurations before post-stage filters.
+    count : int or None
+        Configurations before post-stage filters; ``None`` when ``limit``
+        stopped the run before every subproblem had run.
     passed : int
         Configurations that passed every filter (the total of every
-        subproblem, or the number listed when ``limit`` stopped the listing).
+        subproblem, or at most ``limit``).
     stats : RunStats
     plan : str
         The plans the subproblems used, e.g. ``sweep``.
+    limit_reached : bool
+        Whether ``limit`` configurations passed (and the run stopped there).
     """
 
-    count: int
+    count: int | None
     passed: int
     stats: RunStats
     plan: str
+    limit_reached: bool = False
 
 
 class _Progress:
@@ -1007,10 +1016,12 @@ def _drive(problem, *, plan, tree, kernel, filters, mode, workers, scheduler, me
         coord_cache = _NodeCache()
         try:
             while queue or inflight:
+                if limit is not None and passed >= limit:  # nothing more is wanted: drop the rest
+                    stats.stopped = len(queue) + len(inflight)
+                    break
                 while queue and len(inflight) < ex.slots:
                     path = queue.popleft()
-                    m = mode if (limit is None or passed < limit or mode == "count") else "count"
-                    inflight[ex.submit(path, m)] = path
+                    inflight[ex.submit(path, mode)] = path
                 finished = _wait(ex, inflight, crashes, queue)
                 for f in finished:
                     path = inflight.pop(f)
@@ -1034,8 +1045,7 @@ def _drive(problem, *, plan, tree, kernel, filters, mode, workers, scheduler, me
                     stats.peak_bytes = max(stats.peak_bytes, r["peak"])
                     if r["plan"]:
                         stats.plans[r["plan"]] = stats.plans.get(r["plan"], 0) + 1
-                    confs = (_decode(r["configs"]) if r.get("configs") is not None
-                             else [] if mode == "list" else None)  # [] past the limit
+                    confs = _decode(r["configs"]) if r.get("configs") is not None else None
                     if confs is not None and limit is not None:
                         confs = confs[:max(0, limit - passed)]
                     n_passed = len(confs) if confs is not None else r["passed"]
@@ -1050,7 +1060,7 @@ def _drive(problem, *, plan, tree, kernel, filters, mode, workers, scheduler, me
         ex.close(abort=True)
         raise
     else:
-        ex.close()
+        ex.close(abort=bool(stats.stopped))  # stopped at the limit: what still runs is not wanted
     finally:
         stats.seconds = time.perf_counter() - t_start
 
@@ -1137,7 +1147,8 @@ def run(problem, plan="auto", *, count_only=True, filters=None, slidable=None, t
         Called with each :class:`Finished` subproblem, in this process, as
         they finish.
     limit : int, optional
-        Stop listing after this many configurations (the rest is still counted).
+        Stop once this many configurations have passed: no further subproblem
+        is started and those running are stopped (``count`` is then ``None``).
     progress : bool, optional
         Show a progress bar on stderr (default: when stderr is a terminal).
 
@@ -1197,9 +1208,11 @@ def run(problem, plan="auto", *, count_only=True, filters=None, slidable=None, t
     if ck is not None:
         plans = ck.plans
     plan_name = "+".join(sorted(plans)) or (plan if isinstance(plan, str) else getattr(plan, "name", "?"))
-    if limit is not None:
-        passed = min(passed, limit)
-    return ParallelResult(count=total, passed=passed, stats=stats, plan=plan_name)
+    reached = limit is not None and passed >= limit
+    if reached:
+        passed = limit
+    return ParallelResult(count=None if stats.stopped else total, passed=passed, stats=stats, plan=plan_name,
+                          limit_reached=reached)
 
 
 def count(puzzle, plan="auto", **kwargs):

@@ -67,15 +67,18 @@ class Result:
 
     Attributes
     ----------
-    count : int
-        Exact number of configurations (a Python int, however large).
+    count : int or None
+        Exact number of configurations (a Python int, however large), or
+        ``None`` while it is not known: a plan that counts as it lists (the
+        depth plan) knows it once a listing has run to its end, and a reader
+        that stops early never learns it.  ``count_only`` runs always have it.
     stats : list
         One :class:`Step` per join (one
         :class:`~zipup.plans.depth.SearchStats` per search for the depth plan).
     plan : str
     """
 
-    count: int
+    count: int | None
     stats: list
     plan: str
     _lister: object = field(default=None, repr=False)

@@ -317,27 +317,14 @@ def _conflicts(cellm, mats, r):
 class _SearchResult(Result):
     """The result of a depth plan run that lists: configurations stream as found.
 
-    The count is known once a listing has run to its end; asked for before,
-    it is found by a counting search of its own.
+    The search counts as it lists, so ``count`` is ``None`` until a listing
+    has run to its end: a reader that stops early (``--limit``) never pays
+    for the rest of the tree.
     """
 
     def __init__(self, problem, plan):
         self._problem = problem
-        self._count = None
         super().__init__(count=None, stats=[], plan=plan, _lister=self._list)
-
-    @property
-    def count(self):
-        if self._count is None:
-            self._count = _count(self._problem, self.stats)
-        return self._count
-
-    @count.setter
-    def count(self, value):
-        self._count = value
-
-    def __repr__(self):
-        return f"_SearchResult(count={self._count!r}, plan={self.plan!r})"
 
     def _list(self):
         rec = SearchStats(mode="list")
@@ -345,8 +332,7 @@ class _SearchResult(Result):
         search = _Search(self._problem, "list", rec)
         for batch in search.batches():
             yield from batch
-        if self._count is None:
-            self._count = rec.configurations
+        self.count = rec.configurations
 
 
 def _count(problem, stats):
