@@ -23,8 +23,9 @@ Tools (one small class each; a new peer is one new class in ``TOOLS``):
     child first counts a 2x2 board of dominoes with the same plan, so that
     loading numba and the plan's compiled code is not timed.
 ``zipup-cli``
-    ``python -m zipup enumerate FILE --count --plan PLAN``; its time is the
-    wall time of the whole process.
+    ``python -m zipup enumerate FILE --count --plan PLAN`` (in ``first`` mode
+    ``--limit 1`` instead of ``--count``: the first configuration, drawn);
+    its time is the wall time of the whole process.
 ``xcover``
     PyPI ``xcover`` (numba dancing cells, Knuth's algorithm C, with colours).
     Measured warm: the child first solves a small problem so that numba's
@@ -121,6 +122,8 @@ class Case:
     plan : str or None
         zipup's plan for this puzzle whatever ``--plan`` says (the box's
         breadth-first frontier outgrows any machine: it runs depth-first).
+    once : bool
+        Run once whatever ``--repeat`` says (a count that takes minutes).
     """
 
     name: str
@@ -130,6 +133,7 @@ class Case:
     seed: bool = False
     slidable: str | None = None
     plan: str | None = None
+    once: bool = False
 
     @property
     def path(self):
@@ -148,7 +152,11 @@ CASES = [
     Case("domino-8x8", "puzzles/domino-8x8.toml", 12988816),
     Case("morse", "puzzles/morse.toml", 8574),
     Case("morse-shifted", "puzzles/morse-shifted.dpf", 48),
-    Case("box-3x4x5", "puzzles/box-3x4x5.toml", 476184, plan="depth"),
+    Case("box-3x4x5", "puzzles/box-3x4x5.toml", 476184, plan="depth", once=True),
+    # the first configuration (what --limit 1 prints), searched depth-first
+    Case("pentomino-6x10-first", "puzzles/pentomino-6x10.toml", None, mode="first", plan="depth"),
+    Case("morse-first", "puzzles/morse.toml", None, mode="first", plan="depth"),
+    Case("morse-shifted-first", "puzzles/morse-shifted.dpf", None, mode="first", plan="depth"),
     Case("box-3x4x5-first", "puzzles/box-3x4x5.toml", None, mode="first", plan="depth"),
 ]
 EXTRA_CASES = [  # not run by default; name them with --puzzles
@@ -386,7 +394,15 @@ class Zipup(Tool):
         zipup.count(warm, plan=plan_of(case, opts))
         t = time.perf_counter()
         if case.mode == "first":
-            n = sum(1 for _ in zipup.enumerate(puzzle, plan=plan_of(case, opts), limit=1, **extra))
+            found = list(zipup.enumerate(puzzle, plan=plan_of(case, opts), limit=1, **extra))
+            n = len(found)
+            dt = time.perf_counter() - t
+            problem = zipup.as_problem(puzzle)
+            for conf in found:  # the configuration found is checked, not only counted
+                cells = sorted(int(c) for cs in conf.cells(problem) for c in cs)
+                if problem.exact and cells != list(range(len(problem.columns))):
+                    raise AssertionError("the first configuration does not cover the board exactly once")
+            return n, dt
         else:
             n = zipup.count(puzzle, plan=plan_of(case, opts), **extra)
         return int(n), time.perf_counter() - t
@@ -396,21 +412,19 @@ class ZipupCli(Tool):
     name = "zipup-cli"
     cli = True
 
-    def unsupported(self, case, puzzle, problem):
-        if case.mode != "count":
-            return "the CLI benchmark counts only"
-        return None
-
     def argv(self, case, opts):
         extra = [] if case.slidable is None else ["--filter", f"slidable={case.slidable}"]
-        return [sys.executable, "-m", "zipup", "enumerate", str(case.path), "--count",
+        extra += ["--count"] if case.mode == "count" else ["--limit", "1"]
+        return [sys.executable, "-m", "zipup", "enumerate", str(case.path),
                 "--plan", plan_of(case, opts)] + extra
 
     def parse(self, stdout):
         import re
 
         lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
-        for ln in reversed(lines):  # e.g. "52 configurations, 3 pass slidable=quick [plan sweep]"
+        # e.g. "52 configurations, 3 pass slidable=quick [plan sweep]", or in first mode
+        # "1 configuration shown; limit reached (--limit 1), the total was not counted [plan depth]"
+        for ln in reversed(lines):
             if re.fullmatch(r"[\d,_]+", ln):
                 return {"count": int(re.sub(r"[,_]", "", ln))}
             m = (re.search(r"(\d[\d,_]*)\s+pass", ln) or re.search(r"(\d[\d,_]*)\s+configuration", ln)
@@ -610,7 +624,7 @@ def run_child(argv, timeout, memory_limit=0):
 
 def run_one(tool, case, puzzle, problem, opts):
     """Run a tool on a puzzle ``--repeat`` times; keep the fastest run (by wall time) and the highest peak."""
-    runs = [_run_once(tool, case, puzzle, problem, opts) for _ in range(max(1, opts.repeat))]
+    runs = [_run_once(tool, case, puzzle, problem, opts) for _ in range(1 if case.once else max(1, opts.repeat))]
     ok = [r for r in runs if r.status == "ok"]
     if len(ok) < len(runs):
         return next(r for r in runs if r.status != "ok")
