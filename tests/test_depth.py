@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given
+from hypothesis import strategies as st
 
 import zipup
 from strategies import (brute_force, engine_configurations, exact_cover_problems, exact_covers, examples, models,
                         peer_exact_covers)
+from zipup import api
 from zipup.errors import UsageError
 from zipup.matrices import PieceRows, Problem
 from zipup.plans import Balanced, Depth, SearchStats, Sweep, depth
@@ -168,3 +170,38 @@ def test_runs_in_one_process_whatever_the_workers(tmp_path):
     assert sum(1 for _ in zipup.enumerate(soma, "depth", workers=2, limit=5)) == 5
     with pytest.raises(UsageError, match="one process"):
         zipup.count(soma, "depth", checkpoint=tmp_path / "ck.jsonl")
+
+
+# ---------------------------------------------------------------- a listing that stops early
+
+
+@examples(40)
+@given(models(covers=("exact", "partial"), separate=("none",)), st.integers(0, 4))
+def test_a_limit_stops_at_the_first_configurations(model, limit):
+    """Under auto, ``limit`` gives the first configurations of whichever plan runs: distinct, among
+    the brute force's, as many as asked for (or all), and the search is left where it stopped."""
+    problem = zipup.as_problem(loads(model.toml()))
+    want = brute_force(model)
+    got = engine_configurations(problem, zipup.enumerate(problem, limit=limit))
+    assert len(got) == len(set(got)) == min(limit, len(want)) and set(got) <= want
+    plan = api.listing_plan(problem, limit=limit)
+    assert (getattr(plan, "name", plan) == "depth") == (depth.refusal(problem) is None)
+    assert api.listing_plan(problem) == "auto"
+
+
+def test_a_limit_takes_the_depth_listing_s_first_and_searches_no_further():
+    problem = zipup.as_problem(zipup.load("puzzles/soma.toml"))
+    first = list(zipup.enumerate(problem, limit=5))
+    r = zipup.solve(problem, "depth")
+    it = iter(r.configurations())
+    assert first == [next(it) for _ in range(5)]
+    # the search goes on in batches that double from one: it stopped before finding ten
+    assert r.count is None and r.stats[0].configurations < 2 * 5 and not r.stats[0].finished
+
+
+def test_a_limit_keeps_auto_where_the_depth_plan_refuses_or_subproblems_are_asked_for(room_problem, tmp_path):
+    soma = zipup.as_problem(zipup.load("puzzles/soma.toml"))
+    assert api.listing_plan(room_problem, limit=1) == "auto"  # a partial cover
+    assert api.listing_plan(soma, limit=1, checkpoint=tmp_path / "ck") == "auto"
+    assert api.listing_plan(soma, "sweep", limit=1) == "sweep"  # a plan named is the plan run
+    assert api.listing_plan(soma, tree="((V,L),(T,(Z,(A,(B,P)))))", limit=1) == "auto"

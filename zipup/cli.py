@@ -191,18 +191,13 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, un
         for f in filters:
             configs = f.apply(problem, configs)
         if fmt == "json" and not count_only:
-            out.f.write('{"puzzle": %s, "configurations": [' % render.json.dumps(problem.name))
+            out.f.write(_json_head(problem))
         for conf in (() if stopped else configs):
             shown += 1
             if svg_path:
                 drawn.append(conf)
-            if fmt == "text" and not count_only:
-                out.line(f"\n#{shown}")
-                out.line(render.text(problem, conf))
-            elif fmt == "jsonl" and not count_only:
-                out.line(render.dumps(render.as_record(problem, conf, shown)))
-            elif not count_only:
-                out.f.write(("," if shown > 1 else "") + "\n  " + render.dumps(render.as_record(problem, conf, shown)))
+            if not count_only:
+                out.f.write(_listed(fmt, problem, conf, shown))
                 out.f.flush()
             if shown == limit:  # stop here: asking for one more would search on
                 stopped = True
@@ -216,6 +211,25 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, un
             info.line(ln)
     summary = _summary(result.count, shown if listing else None, post, limit, result.plan, stopped, count_only)
     _finish(out, info, summary, count_only, text, svg_path, problem, drawn)
+
+
+def _listed(fmt, problem, conf, index):
+    """The text one configuration adds to the output, numbered ``index`` (from 1)."""
+    from . import render
+
+    if fmt == "text":
+        return f"\n#{index}\n{render.text(problem, conf)}\n"
+    record = render.dumps(render.as_record(problem, conf, index))
+    if fmt == "jsonl":
+        return record + "\n"
+    return ("," if index > 1 else "") + "\n  " + record  # an item of the json document's list
+
+
+def _json_head(problem):
+    """The start of a ``--format json`` document, up to its list of configurations."""
+    from . import render
+
+    return '{"puzzle": %s, "configurations": [' % render.json.dumps(problem.name)
 
 
 def _json_tail(count, shown, stopped):
@@ -334,7 +348,7 @@ def _enumerate_parallel(problem, filters, post, output, fmt, count_only, limit, 
     passed = ck.passed if resumed else 0
     drawn = []
     if listing and fmt == "json" and not resumed:
-        out.f.write('{"puzzle": %s, "configurations": [' % render.json.dumps(problem.name))
+        out.f.write(_json_head(problem))
 
     def write(fin):
         nonlocal passed
@@ -343,12 +357,7 @@ def _enumerate_parallel(problem, filters, post, output, fmt, count_only, limit, 
             passed += 1
             if svg_path:
                 drawn.append(conf)
-            if text:
-                f.write(f"\n#{passed}\n{render.text(problem, conf)}\n")
-            elif fmt == "jsonl":
-                f.write(render.dumps(render.as_record(problem, conf, passed)) + "\n")
-            else:
-                f.write(("," if passed > 1 else "") + "\n  " + render.dumps(render.as_record(problem, conf, passed)))
+            f.write(_listed(fmt, problem, conf, passed))
         f.flush()
 
     if progress is None:  # a bar on a terminal, but not over configurations printed to that terminal
@@ -389,7 +398,7 @@ def _enumerate_unique(problem, filters, post, out, info, fmt, count_only, limit,
     drawn = []
     if not count_only:
         if fmt == "json":
-            out.f.write('{"puzzle": %s, "configurations": [' % render.json.dumps(problem.name))
+            out.f.write(_json_head(problem))
         for orbit in res.orbits():
             if limit is not None and shown >= limit:
                 continue

@@ -218,8 +218,11 @@ class _Search:
             return
         self._search(k, 0, mode)  # loads the compiled loop, so that its time is told apart
         rec.load = time.perf_counter() - t
+        # the first call returns at the first configuration, then batches double: a reader
+        # that stops after N configurations has let the search find fewer than 2N
+        batch = 1
         while self.st[k.DEPTH] >= 0:
-            status = self._search(k, budget, mode)
+            status = self._search(k, budget, mode, batch)
             rec.nodes += int(self.st[k.NODES])
             rec.configurations += int(self.st[k.COUNT])
             self.st[k.NODES] = self.st[k.COUNT] = 0
@@ -229,15 +232,18 @@ class _Search:
             if mode and self.st[k.NSOL]:
                 found = self._configurations(int(self.st[k.NSOL]))
                 self.st[k.NSOL] = 0
+                batch = min(2 * batch, _BATCH)
                 yield found
             if status == k.DONE:
                 break
         self._finish()
 
-    def _search(self, k, budget, mode):
+    def _search(self, k, budget, mode, batch=_BATCH):
+        # a batch of fewer rows is a view of the first rows of ``sol`` (C-contiguous: the same compiled loop)
         return k.search(self.conf, self.cellm, self.pmask, self.prange, self.wptr, self.words, self.masks,
                         self.size, self.slot, self.n, self.live, self.nzw, self.nnz, self.item, self.pos, self.lim,
-                        self.chosen, self.cov, self.left, self.ncov, self.sol, self.sol_len, self.st, budget, mode)
+                        self.chosen, self.cov, self.left, self.ncov, self.sol[:batch], self.sol_len[:batch],
+                        self.st, budget, mode)
 
     def _finish(self):
         self.record.finished = True
