@@ -22,7 +22,7 @@ from strategies import (brute_force, engine_configurations, exact_cover_problems
 from zipup import api
 from zipup.errors import UsageError
 from zipup.matrices import PieceRows, Problem
-from zipup.plans import Balanced, Depth, SearchStats, Sweep, depth
+from zipup.plans import Balanced, Depth, SearchStats, Sweep, branching, depth
 from zipup.puzzle import loads
 
 
@@ -32,47 +32,55 @@ def placements(result):
     return set(got)
 
 
-@examples(80)
-@given(models(covers=("exact",), separate=("none",)))
-def test_depth_equals_brute_force_and_the_other_plans(model):
-    """Random full-cover puzzles (1-D to 3-D, copies, holes, labels under match): the same count and
-    the same configurations as the brute force, the balanced tree and the sweep."""
+RULES = ("fewest", "first-cell")
+
+
+@pytest.mark.parametrize("rule", RULES)
+@examples(60)
+@given(model=models(covers=("exact",), separate=("none",)))
+def test_depth_equals_brute_force_and_the_other_plans(rule, model):
+    """Random full-cover puzzles (1-D to 3-D, copies, holes, labels under match): under either
+    branching rule, the same count and the same configurations as the brute force, the balanced tree
+    and the sweep."""
     problem = zipup.as_problem(loads(model.toml()))
     want = brute_force(model)
-    r = Depth().run(problem)
+    r = Depth(rule).run(problem)
     got = engine_configurations(problem, r.configurations())
     assert len(got) == len(set(got)) and set(got) == want
     assert r.count == len(want) and type(r.count) is int
-    assert Depth().run(problem, count_only=True).count == len(want)
+    assert Depth(rule).run(problem, count_only=True).count == len(want)
     for other in (Balanced(), Sweep()):
-        assert placements(other.run(problem)) == placements(Depth().run(problem))
+        assert placements(other.run(problem)) == placements(Depth(rule).run(problem))
 
 
+@pytest.mark.parametrize("rule", RULES)
 @examples(40)
-@given(exact_cover_problems(max_options=9))
-def test_depth_on_options_usable_any_number_of_times(ec):
+@given(ec=exact_cover_problems(max_options=9))
+def test_depth_on_options_usable_any_number_of_times(rule, ec):
     """Exact-cover options (count None), every column primary: the covers the recursive search finds."""
     options, _ = ec
     problem = Problem(name="dlx", columns=tuple(f"c{k}" for k in range(options.shape[1])),
                       primary=np.ones(options.shape[1], dtype=bool),
                       pieces=(PieceRows(name="options", label="o", count=None, colour=None,
                                         matrix=sp.csr_array(options)),))
-    r = Depth().run(problem)
+    r = Depth(rule).run(problem)
     assert placements(r) == exact_covers(problem)
     assert r.count == len(exact_covers(problem))
 
 
+@pytest.mark.parametrize("rule", RULES)
 @examples(30)
-@given(models(covers=("exact",), separate=("none",), ndims=(2, 3)))
-def test_stopping_and_resuming_changes_nothing(model):
+@given(model=models(covers=("exact",), separate=("none",), ndims=(2, 3)))
+def test_stopping_and_resuming_changes_nothing(rule, model):
     problem = zipup.as_problem(loads(model.toml()))
-    want = placements(Depth().run(problem))
+    want = placements(Depth(rule).run(problem))
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in (("_LIST_BUDGET", 1), ("_COUNT_BUDGET", 1), ("_BATCH", 1), ("_CONFLICT_BYTES", 0)):
-            mp.setattr(depth, name, value)
-        r = Depth().run(problem)
+        for module, name, value in ((depth, "_LIST_BUDGET", 1), (depth, "_COUNT_BUDGET", 1), (depth, "_BATCH", 1),
+                                    (branching, "_BATCH", 1), (branching, "_CONFLICT_BYTES", 0)):
+            mp.setattr(module, name, value)
+        r = Depth(rule).run(problem)
         assert placements(r) == want
-        assert Depth().run(problem, count_only=True).count == len(want)
+        assert Depth(rule).run(problem, count_only=True).count == len(want)
 
 
 @pytest.mark.parametrize("path, known", [("puzzles/morse.toml", 8574), ("puzzles/morse-shifted.dpf", 48)])

@@ -96,6 +96,112 @@ def _choose(d, n, cov, live, nzw, nnz, cellm, pmask, prange, left, item, pos, li
     return True
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _child(d, r, on_piece, conf, pmask, wptr, words, masks, size, slot, live, nzw, nnz, cov, left,
+           ncov):  # pragma: no cover - compiled
+    """Make depth ``d + 1`` from depth ``d`` with placement ``r`` (chosen for a piece when ``on_piece``)."""
+    nw = cov.shape[1]
+    npieces = left.shape[1]
+    held = conf.shape[0] > 0
+    e = d + 1
+    for k in range(nw):
+        cov[e, k] = cov[d, k]
+    for q in range(wptr[r], wptr[r + 1]):
+        cov[e, words[q]] |= masks[q]
+    for k in range(npieces):
+        left[e, k] = left[d, k]
+    ncov[e] = ncov[d] + size[r]
+    ps = slot[r]
+    gone = False
+    if ps >= 0:
+        left[e, ps] -= 1
+        gone = left[e, ps] == 0
+    # later copies of a piece branched on come after r
+    order = on_piece and not gone
+    rw = r >> 6
+    below = (np.uint64(2) << np.uint64(r & 63)) - _ONE  # bits 0 .. r & 63 (all when 63)
+    # row e's words outside nzw[e] are zero: clear what its last visit left, then fill
+    for j in range(nnz[e]):
+        live[e, nzw[e, j]] = 0
+    m = 0
+    for j in range(nnz[d]):
+        w = nzw[d, j]
+        x = live[d, w]
+        if held:
+            x &= ~conf[r, w]
+        else:  # each fitting placement against the cells now covered
+            y = x
+            while y:
+                low = y & (~y + _ONE)
+                y ^= low
+                t = w * 64 + np.int64(_low_bit(low))
+                for q in range(wptr[t], wptr[t + 1]):
+                    if cov[e, words[q]] & masks[q]:
+                        x ^= low
+                        break
+        if ps >= 0:
+            if gone or (order and w < rw):
+                x &= ~pmask[ps, w]
+            elif order and w == rw:
+                x &= ~(pmask[ps, w] & below)
+        live[e, w] = x
+        if x:
+            nzw[e, m] = w
+            m += 1
+    nnz[e] = m
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _next(d, it, p, n, live, cellm, pmask):  # pragma: no cover - compiled
+    """The first placement from ``p`` on still fitting at depth ``d`` of item ``it`` (cell or piece); -1 if none."""
+    wr = live.shape[1]
+    w = p >> 6
+    if w >= wr:
+        return -1
+    if it < n:
+        x = live[d, w] & cellm[it, w]
+    else:
+        x = live[d, w] & pmask[it - n, w]
+    x &= ~((_ONE << np.uint64(p & 63)) - _ONE)
+    while True:
+        if x:
+            return w * 64 + np.int64(_low_bit(x))
+        w += 1
+        if w == wr:
+            return -1
+        if it < n:
+            x = live[d, w] & cellm[it, w]
+        else:
+            x = live[d, w] & pmask[it - n, w]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _complete(e, left):  # pragma: no cover - compiled
+    """Whether every copy of every piece is placed at depth ``e``."""
+    for k in range(left.shape[1]):
+        if left[e, k] != 0:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _found(e, chosen, sol, sol_len, st, mode):  # pragma: no cover - compiled
+    """Count the configuration ``chosen[:e]`` (and keep it when listing); why the search must return, or -1."""
+    st[COUNT] += 1
+    if mode == 1:
+        h = st[NSOL]
+        for k in range(e):
+            sol[h, k] = chosen[k]
+        sol_len[h] = e
+        st[NSOL] = h + 1
+    if st[FOUND] == 0:
+        st[FOUND] = 1
+        return FIRST
+    if mode == 1 and st[NSOL] == sol.shape[0]:
+        return BATCH
+    return -1
+
+
 @numba.njit(cache=True, nogil=True)
 def search(conf, cellm, pmask, prange, wptr, words, masks, size, slot, n, live, nzw, nnz, item, pos, lim, chosen,
            cov, left, ncov, sol, sol_len, st, budget, mode):  # pragma: no cover - compiled
@@ -111,10 +217,7 @@ def search(conf, cellm, pmask, prange, wptr, words, masks, size, slot, n, live, 
     """
     if budget <= 0:  # a call that only loads (or compiles) this function
         return BUDGET
-    nw = cov.shape[1]
     wr = live.shape[1]
-    npieces = left.shape[1]
-    held = conf.shape[0] > 0
     nodes = 0
     if st[STARTED] == 0:
         st[STARTED] = 1
@@ -135,27 +238,7 @@ def search(conf, cellm, pmask, prange, wptr, words, masks, size, slot, n, live, 
             return BUDGET
         # the next candidate at depth d: a fitting placement covering the cell, or of the piece
         it = item[d]
-        r = -1
-        if lim[d] > 0:
-            p = pos[d]
-            w = p >> 6
-            if w < wr:
-                if it < n:
-                    x = live[d, w] & cellm[it, w]
-                else:
-                    x = live[d, w] & pmask[it - n, w]
-                x &= ~((_ONE << np.uint64(p & 63)) - _ONE)
-                while True:
-                    if x:
-                        r = w * 64 + np.int64(_low_bit(x))
-                        break
-                    w += 1
-                    if w == wr:
-                        break
-                    if it < n:
-                        x = live[d, w] & cellm[it, w]
-                    else:
-                        x = live[d, w] & pmask[it - n, w]
+        r = _next(d, it, pos[d], n, live, cellm, pmask) if lim[d] > 0 else -1
         if r < 0:
             d -= 1
             continue
@@ -164,76 +247,51 @@ def search(conf, cellm, pmask, prange, wptr, words, masks, size, slot, n, live, 
             lim[d] -= 1
         chosen[d] = r
         nodes += 1
-        # the child: r placed
+        _child(d, r, it >= n, conf, pmask, wptr, words, masks, size, slot, live, nzw, nnz, cov, left, ncov)
         e = d + 1
-        for k in range(nw):
-            cov[e, k] = cov[d, k]
-        for q in range(wptr[r], wptr[r + 1]):
-            cov[e, words[q]] |= masks[q]
-        for k in range(npieces):
-            left[e, k] = left[d, k]
-        ncov[e] = ncov[d] + size[r]
-        ps = slot[r]
-        gone = False
-        if ps >= 0:
-            left[e, ps] -= 1
-            gone = left[e, ps] == 0
-        # later copies of a piece branched on come after r
-        order = it >= n and not gone
-        rw = r >> 6
-        below = (np.uint64(2) << np.uint64(r & 63)) - _ONE  # bits 0 .. r & 63 (all when 63)
-        # row e's words outside nzw[e] are zero: clear what its last visit left, then fill
-        for j in range(nnz[e]):
-            live[e, nzw[e, j]] = 0
-        m = 0
-        for j in range(nnz[d]):
-            w = nzw[d, j]
-            x = live[d, w]
-            if held:
-                x &= ~conf[r, w]
-            else:  # each fitting placement against the cells now covered
-                y = x
-                while y:
-                    low = y & (~y + _ONE)
-                    y ^= low
-                    t = w * 64 + np.int64(_low_bit(low))
-                    for q in range(wptr[t], wptr[t + 1]):
-                        if cov[e, words[q]] & masks[q]:
-                            x ^= low
-                            break
-            if ps >= 0:
-                if gone or (order and w < rw):
-                    x &= ~pmask[ps, w]
-                elif order and w == rw:
-                    x &= ~(pmask[ps, w] & below)
-            live[e, w] = x
-            if x:
-                nzw[e, m] = w
-                m += 1
-        nnz[e] = m
         if ncov[e] == n:
-            done = True
-            for k in range(npieces):
-                if left[e, k] != 0:
-                    done = False
-            if done:
-                st[COUNT] += 1
-                if mode == 1:
-                    h = st[NSOL]
-                    for k in range(e):
-                        sol[h, k] = chosen[k]
-                    sol_len[h] = e
-                    st[NSOL] = h + 1
-                first = st[FOUND] == 0
-                st[FOUND] = 1
-                full = mode == 1 and st[NSOL] == sol.shape[0]
-                if first or full:
+            if _complete(e, left):
+                why = _found(e, chosen, sol, sol_len, st, mode)
+                if why >= 0:
                     st[DEPTH] = d
                     st[NODES] += nodes
-                    return FIRST if first else BATCH
+                    return why
             continue
         if _choose(e, n, cov, live, nzw, nnz, cellm, pmask, prange, left, item, pos, lim):
             d = e
     st[DEPTH] = d
     st[NODES] += nodes
     return DONE
+
+
+@numba.njit(cache=True, nogil=True)
+def probe(conf, cellm, pmask, prange, wptr, words, masks, size, slot, n, live, nzw, nnz, item, pos, lim, cov, left,
+          ncov, probes, seed):  # pragma: no cover - compiled
+    """Knuth's estimate of the size of the search tree from ``probes`` random paths.
+
+    Each path goes down from the root taking one of the chosen item's
+    choices at random; the product of the numbers of choices met on the way
+    estimates how many nodes its depth holds.  Depth 0 of the state is the
+    root and is left as it was.
+    """
+    np.random.seed(seed)
+    m = 0
+    for w in range(live.shape[1]):
+        if live[0, w]:
+            nzw[0, m] = w
+            m += 1
+    nnz[0] = m
+    total = 0.0
+    for _ in range(probes):
+        d = 0
+        weight = 1.0
+        while ncov[d] < n and _choose(d, n, cov, live, nzw, nnz, cellm, pmask, prange, left, item, pos, lim):
+            weight *= lim[d]
+            total += weight
+            it = item[d]
+            r = _next(d, it, 0, n, live, cellm, pmask)
+            for _j in range(np.random.randint(lim[d])):
+                r = _next(d, it, r + 1, n, live, cellm, pmask)
+            _child(d, r, it >= n, conf, pmask, wptr, words, masks, size, slot, live, nzw, nnz, cov, left, ncov)
+            d += 1
+    return total / probes

@@ -42,13 +42,14 @@ copies, ``D`` the deepest path):
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import UsageError
 from ..matrices import Configuration
 from .base import Plan, Result
+from .branching import RULES, Fewest, FirstCell, Rows
 
 __all__ = ["Depth", "SearchStats", "refusal"]
 
@@ -57,9 +58,12 @@ __all__ = ["Depth", "SearchStats", "refusal"]
 _LIST_BUDGET = 1 << 17
 _COUNT_BUDGET = 1 << 23
 _BATCH = 1024
-# the collision sets of all placements are held when they take at most this many bytes
-# (else each is built when its placement is tried)
-_CONFLICT_BYTES = 1 << 26
+# choosing a rule: seconds of each short run, random paths of Knuth's estimator (and
+# the seconds they may take), and the estimated time under which the cheaper rule is kept unasked
+_TRIAL = 0.02
+_PROBES = 1 << 17
+_PROBE_SECONDS = 0.05
+_WORTH_COMPARING = 0.05
 
 
 def refusal(problem):
@@ -115,6 +119,16 @@ class SearchStats:
         Whether the whole tree was searched.
     bytes : int
         Memory held by the search state.
+    rule : str
+        The branching rule that searched: ``"fewest"`` or ``"first-cell"``
+        (see :mod:`zipup.plans.branching`).
+    why : str
+        Why that rule: asked for, or what the estimates said.
+    estimates : dict
+        Per rule estimated, ``(nodes, seconds)`` of its whole search.
+    choosing : float
+        Seconds spent choosing the rule (short runs and random paths), loading
+        excluded; part of ``seconds``.
     """
 
     plan: str = "depth"
@@ -126,11 +140,15 @@ class SearchStats:
     load: float = 0.0
     finished: bool = False
     bytes: int = 0
+    rule: str = ""
+    why: str = ""
+    estimates: dict = field(default_factory=dict)
+    choosing: float = 0.0
 
     @property
     def rate(self):
-        """Nodes per second of searching, loading excluded (0.0 before any time has passed)."""
-        busy = self.seconds - self.load
+        """Nodes per second of searching, loading and choosing excluded (0.0 before any time has passed)."""
+        busy = self.seconds - self.load - self.choosing
         return self.nodes / busy if busy > 0 else 0.0
 
     def as_dict(self):
@@ -138,112 +156,108 @@ class SearchStats:
 
 
 class _Search:
-    """One resumable depth-first search over a problem's placements."""
+    """One resumable depth-first search over a problem's placements, under a rule it picks."""
 
-    def __init__(self, problem, mode, record):
-        t0 = time.perf_counter()
-        self.t0 = t0
+    def __init__(self, problem, mode, record, rule="auto", limited=False):
+        self.t0 = time.perf_counter()
         self.record = record
         self.mode = mode
-        pieces = list(problem.pieces)
-        use = [k for k, p in enumerate(pieces) if p.count != 0 and p.n_placements]
-        counted = [k for k, p in enumerate(pieces) if p.count is not None and p.count > 0]
-        self.slot_of = {k: s for s, k in enumerate(counted)}
-        n = problem.n_columns
-        self.n = n
-        mats = [pieces[k].matrix for k in use]
-        self.row_piece = np.concatenate([np.full(m.shape[0], k, np.int64) for k, m in zip(use, mats)]
-                                        + [np.zeros(0, np.int64)])
-        self.row_local = np.concatenate([np.arange(m.shape[0], dtype=np.int64) for m in mats]
-                                        + [np.zeros(0, np.int64)])
-        r = len(self.row_piece)
-        self.slot = np.array([self.slot_of.get(int(k), -1) for k in self.row_piece], np.int64)
-        copies = np.array([pieces[k].count for k in counted], np.int64)
-        if any(p.count is None for p in pieces):
-            depth = n
-        else:
-            depth = min(n, int(copies.sum()))
-        d2 = depth + 2
-        nw = max(1, -(-n // 64))
-        wr = max(1, -(-r // 64))
-        self.size = np.concatenate([np.diff(m.indptr) for m in mats] + [np.zeros(0, np.int64)]).astype(np.int64)
-        self.cellm, self.wptr, self.words, self.masks = _cell_sets(mats, r, n)
-        on = self.slot >= 0
-        self.pmask = _set_bits(np.zeros((len(counted), wr), np.uint64), self.slot[on], np.flatnonzero(on))
-        self.conf = _conflicts(self.cellm, mats, r)
-        # the words holding each piece's placements (they are consecutive)
-        self.prange = np.zeros((len(counted), 2), np.int64)
-        for s, k in enumerate(counted):
-            rows = np.flatnonzero(self.row_piece == k)
-            if len(rows):
-                self.prange[s] = rows[0] >> 6, (rows[-1] >> 6) + 1
-        self.live = np.zeros((d2, wr), np.uint64)
-        _set_bits(self.live, np.zeros(r, np.int64), np.arange(r))  # depth 0: every placement
-        self.item = np.zeros(d2, np.int64)
-        self.pos = np.zeros(d2, np.int64)
-        self.lim = np.zeros(d2, np.int64)
-        self.chosen = np.zeros(d2, np.int64)
-        self.cov = np.zeros((d2, nw), np.uint64)
-        self.left = np.zeros((d2, len(counted)), np.int64)
-        self.left[0] = copies
-        self.ncov = np.zeros(d2, np.int64)
-        self.nzw = np.zeros((d2, wr), np.int64)
-        self.nnz = np.zeros(d2, np.int64)
-        self.sol = np.zeros((_BATCH if mode == "list" else 1, d2), np.int64)
-        self.sol_len = np.zeros(len(self.sol), np.int64)
-        self.st = np.zeros(6, np.int64)
-        self.copies = copies
-        self._note_bytes()
-
-    def _note_bytes(self):
-        self.record.bytes = int(sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray)))
+        self.want = rule
+        self.limited = limited
+        self.rows = Rows(problem)
+        self.rule = None
 
     def batches(self):
         """Yield lists of configurations as they are found (count mode: empty lists)."""
-        t = time.perf_counter()
-        from . import _search as k  # numba: imported when a search runs
-
         rec = self.record
         mode = 1 if self.mode == "list" else 0
         budget = _LIST_BUDGET if mode else _COUNT_BUDGET
-        if self.n == 0:  # nothing to cover: one empty configuration when no copy is due
-            alive = not self.copies.any()
-            self.st[k.DEPTH] = -1
-            if alive:
+        if self.rows.n == 0:  # nothing to cover: one empty configuration when no copy is due
+            if not self.rows.copies.any():
                 rec.configurations = 1
                 rec.first = time.perf_counter() - self.t0
                 if mode:
                     yield [Configuration(())]
             self._finish()
             return
-        self._search(k, 0, mode)  # loads the compiled loop, so that its time is told apart
-        rec.load = time.perf_counter() - t
+        rule = self.rule = self._pick()
+        rec.bytes = self.rows.nbytes() + rule.nbytes()
+        k = rule.k
         # the first call returns at the first configuration, then batches double: a reader
         # that stops after N configurations has let the search find fewer than 2N
         batch = 1
-        while self.st[k.DEPTH] >= 0:
-            status = self._search(k, budget, mode, batch)
-            rec.nodes += int(self.st[k.NODES])
-            rec.configurations += int(self.st[k.COUNT])
-            self.st[k.NODES] = self.st[k.COUNT] = 0
+        while rule.st[k.DEPTH] >= 0:
+            status = rule.search(budget, mode, batch)
+            rec.nodes += int(rule.st[k.NODES])
+            rec.configurations += int(rule.st[k.COUNT])
+            rule.st[k.NODES] = rule.st[k.COUNT] = 0
             if status == k.FIRST:
                 rec.first = time.perf_counter() - self.t0
             rec.seconds = time.perf_counter() - self.t0
-            if mode and self.st[k.NSOL]:
-                found = self._configurations(int(self.st[k.NSOL]))
-                self.st[k.NSOL] = 0
+            if mode and rule.st[k.NSOL]:
+                found = self._configurations(int(rule.st[k.NSOL]))
+                rule.st[k.NSOL] = 0
                 batch = min(2 * batch, _BATCH)
                 yield found
             if status == k.DONE:
                 break
         self._finish()
 
-    def _search(self, k, budget, mode, batch=_BATCH):
-        # a batch of fewer rows is a view of the first rows of ``sol`` (C-contiguous: the same compiled loop)
-        return k.search(self.conf, self.cellm, self.pmask, self.prange, self.wptr, self.words, self.masks,
-                        self.size, self.slot, self.n, self.live, self.nzw, self.nnz, self.item, self.pos, self.lim,
-                        self.chosen, self.cov, self.left, self.ncov, self.sol[:batch], self.sol_len[:batch],
-                        self.st, budget, mode)
+    def _pick(self):
+        """The rule to search with, loaded, at the root; the record says which and why."""
+        rec = self.record
+        t = time.perf_counter()
+        if self.want != "auto":
+            rule = RULES[self.want](self.rows, self.mode)
+            rec.load = rule.load()
+            rec.rule, rec.why = rule.name, "asked for"
+        else:
+            rule = self._estimate()
+        rule.reset()
+        rec.choosing = time.perf_counter() - t - rec.load
+        return rule
+
+    def _estimate(self):
+        """Pick the rule whose search should take less time.
+
+        The first-empty-cell rule is cheap to set up, so it goes first: a
+        search it ends within a short trial (or, listing with a limit, a
+        first configuration it finds) settles the matter.  Otherwise each
+        rule's tree is sized by Knuth's estimator (random paths from the
+        root) and its speed measured on a short run; the smaller product wins.
+        """
+        rec = self.record
+        cell = FirstCell(self.rows, self.mode)
+        rec.load = cell.load()
+        if self.limited:
+            found, seconds = _first_within(cell, _TRIAL)
+            if found:
+                rec.rule, rec.why = cell.name, f"it found the first configuration in {_ms(seconds)}"
+                return cell
+            cell.reset()
+        nodes, seconds, done = cell.timed(_TRIAL)
+        if done:
+            rec.rule, rec.why = cell.name, f"it searched the whole tree in {_ms(seconds)}"
+            return cell
+        size = _knuth(cell)
+        guess = size * seconds / max(nodes, 1)
+        rec.estimates = {cell.name: (size, guess)}
+        if guess < _WORTH_COMPARING:
+            rec.rule, rec.why = cell.name, f"estimated {_ms(guess)}"
+            return cell
+        fewest = Fewest(self.rows, self.mode)
+        rec.load += fewest.load()
+        fnodes, fseconds, fdone = fewest.timed(_TRIAL)
+        if fdone:
+            rec.rule, rec.why = fewest.name, f"it searched the whole tree in {_ms(fseconds)}"
+            return fewest
+        fsize = _knuth(fewest)
+        fguess = fsize * fseconds / max(fnodes, 1)
+        rec.estimates[fewest.name] = (fsize, fguess)
+        best, other = (cell, fewest) if guess <= fguess else (fewest, cell)
+        rec.rule = best.name
+        rec.why = f"estimated {_ms(min(guess, fguess))} against {_ms(max(guess, fguess))} for {other.name}"
+        return best
 
     def _finish(self):
         self.record.finished = True
@@ -251,73 +265,50 @@ class _Search:
 
     def _configurations(self, h):
         out = []
-        for rows, m in zip(self.sol[:h], self.sol_len[:h]):
-            rows = rows[:m]
-            out.append(Configuration(tuple(sorted(zip(self.row_piece[rows].tolist(),
-                                                      self.row_local[rows].tolist())))))
+        rows = self.rows
+        for chosen, m in zip(self.rule.sol[:h], self.rule.sol_len[:h]):
+            chosen = chosen[:m]
+            out.append(Configuration(tuple(sorted(zip(rows.row_piece[chosen].tolist(),
+                                                      rows.row_local[chosen].tolist())))))
         return out
 
 
-def _bit(k):
-    """The uint64 word holding bit ``k & 63`` alone, for each ``k``."""
-    return np.left_shift(np.uint64(1), (k & 63).astype(np.uint64))
+def _first_within(rule, seconds):
+    """Search for the first configuration for about ``seconds``: ``(found, elapsed)``."""
+    t = time.perf_counter()
+    k = rule.k
+    budget = 1 << 8
+    while True:
+        status = rule.search(budget, 1, 1)
+        elapsed = time.perf_counter() - t
+        if status in (k.FIRST, k.DONE):
+            return bool(rule.st[k.FOUND]), elapsed
+        if elapsed >= seconds:
+            return False, elapsed
+        budget *= 2
 
 
-def _set_bits(out, members, bits):
-    """In the bit sets ``out`` (uint64 words), put bit ``bits[k]`` into set ``members[k]``."""
-    np.bitwise_or.at(out, (members, bits >> 6), _bit(bits))
-    return out
+def _knuth(rule):
+    """Knuth's estimate of the nodes of ``rule``'s tree: the mean over random paths, as many as time allows.
 
-
-def _chunks(mats, cells):
-    """``(first row, row lengths, cell numbers)`` of consecutive placements, about ``cells`` cells at a time."""
-    base = 0
-    for m in mats:
-        ip = m.indptr
-        a = 0
-        while a < m.shape[0]:
-            b = min(m.shape[0], max(a + 1, int(np.searchsorted(ip, ip[a] + cells, "right")) - 1))
-            yield base + a, np.diff(ip[a:b + 1]), m.indices[ip[a]:ip[b]].astype(np.int64)
-            a = b
-        base += m.shape[0]
-
-
-def _cell_sets(mats, r, n):
-    """The placements' cells as bit sets, two ways round.
-
-    Returns ``cellm`` ((n, V) uint64: per cell, the placements covering it)
-    and, per placement, its nonzero words of cells: ``words[wptr[t]:wptr[t +
-    1]]`` (int64 word numbers) and ``masks[...]`` (uint64).  Built a quarter
-    of a million cells at a time, so that no temporary grows with the cells
-    of all placements (7 M on Calibron).
+    The estimate of one path is heavy-tailed (a few paths meet the large
+    subtrees), so thousands of paths are needed to come within a factor of
+    two on the pentomino rectangles: the paths run in compiled batches that
+    double until the time is spent.
     """
-    nw = max(1, -(-n // 64))
-    cellm = np.zeros((n, max(1, -(-r // 64))), np.uint64)
-    count = np.zeros(r, np.int64)
-    words, masks = [np.zeros(0, np.int64)], [np.zeros(0, np.uint64)]
-    for a, lengths, cells in _chunks(mats, 1 << 18):
-        rows = np.repeat(np.arange(a, a + len(lengths)), lengths)
-        _set_bits(cellm, cells, rows)
-        key = rows * nw + (cells >> 6)
-        starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
-        words.append(cells[starts] >> 6)
-        masks.append(np.bitwise_or.reduceat(_bit(cells), starts))
-        count[a:a + len(lengths)] = np.bincount(rows[starts] - a, minlength=len(lengths))
-    wptr = np.zeros(r + 1, np.int64)
-    np.cumsum(count, out=wptr[1:])
-    return cellm, wptr, np.concatenate(words), np.concatenate(masks)
+    t = time.perf_counter()
+    total, done, chunk = 0.0, 0, 64
+    while done < _PROBES:
+        total += rule.probe(chunk, 1 + done) * chunk
+        done += chunk
+        if time.perf_counter() - t > _PROBE_SECONDS:
+            break
+        chunk *= 2
+    return total / done
 
 
-def _conflicts(cellm, mats, r):
-    """Per placement, the set of placements sharing a cell with it: (R, V) uint64, or (0, V) when too big."""
-    wr = cellm.shape[1]
-    if r * wr * 8 > _CONFLICT_BYTES or r == 0:
-        return np.zeros((0, wr), np.uint64)
-    conf = np.empty((r, wr), np.uint64)
-    for a, lengths, cells in _chunks(mats, max(1, (1 << 22) // (8 * wr))):  # a few MB at a time
-        offsets = np.concatenate([[0], np.cumsum(lengths[:-1])])
-        conf[a:a + len(lengths)] = np.bitwise_or.reduceat(cellm[cells], offsets, axis=0)
-    return conf
+def _ms(seconds):
+    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 class _SearchResult(Result):
@@ -328,43 +319,64 @@ class _SearchResult(Result):
     for the rest of the tree.
     """
 
-    def __init__(self, problem, plan):
+    def __init__(self, problem, plan, rule, limited):
         self._problem = problem
+        self._rule = rule
+        self._limited = limited
         super().__init__(count=None, stats=[], plan=plan, _lister=self._list)
 
     def _list(self):
         rec = SearchStats(mode="list")
         self.stats.append(rec)
-        search = _Search(self._problem, "list", rec)
+        search = _Search(self._problem, "list", rec, self._rule, self._limited)
         for batch in search.batches():
             yield from batch
         self.count = rec.configurations
 
 
-def _count(problem, stats):
+def _count(problem, stats, rule):
     rec = SearchStats(mode="count")
     stats.append(rec)
-    for _ in _Search(problem, "count", rec).batches():
+    for _ in _Search(problem, "count", rec, rule).batches():
         pass
     return rec.configurations
 
 
 class Depth(Plan):
-    """Depth-first search, branching where the choices are fewest (compiled with numba).
+    """Depth-first search under the branching rule estimated fastest (compiled with numba).
 
     For full covers: every column primary, no colours or separation.  It
     runs in one process; ``stats`` holds one :class:`SearchStats` per search.
+
+    Parameters
+    ----------
+    rule : {"auto", "fewest", "first-cell"}
+        How to branch (see :mod:`zipup.plans.branching`); ``"auto"`` picks
+        by estimate, and :class:`SearchStats` says which and why.
+    limited : bool
+        The reader will stop listing after a few configurations: under
+        ``"auto"``, a rule that finds the first one quickly is kept without
+        estimating the whole tree.
 
     Examples
     --------
     >>> import zipup
     >>> r = zipup.solve(zipup.load("puzzles/pentomino-3x20.toml"), plan="depth", count_only=True)
-    >>> r.count, r.stats[0].configurations, r.stats[0].finished
-    (8, 8, True)
+    >>> r.count, r.stats[0].configurations, r.stats[0].finished, r.stats[0].rule
+    (8, 8, True, 'first-cell')
+    >>> r = zipup.solve(zipup.load("puzzles/pentomino-3x20.toml"), plan=Depth(rule="fewest"), count_only=True)
+    >>> r.count, r.stats[0].rule, r.stats[0].why
+    (8, 'fewest', 'asked for')
     """
 
     name = "depth"
     splits = False
+
+    def __init__(self, rule="auto", limited=False):
+        if rule != "auto" and rule not in RULES:
+            raise UsageError(f"unknown branching rule {rule!r}; expected one of auto, {', '.join(sorted(RULES))}")
+        self.rule = rule
+        self.limited = limited
 
     def run(self, problem, *, count_only=False, kernel="auto", memory=None, on_step=None):
         why = refusal(problem)
@@ -376,8 +388,8 @@ class Depth(Plan):
                              "has one compiled search and takes only --kernel auto")
         if count_only:
             stats = []
-            return Result(count=_count(problem, stats), stats=stats, plan=self.name)
-        return _SearchResult(problem, self.name)
+            return Result(count=_count(problem, stats, self.rule), stats=stats, plan=self.name)
+        return _SearchResult(problem, self.name, self.rule, self.limited)
 
     def estimate(self, problem):
         """A search holds one path: a few lists of placements."""
