@@ -557,3 +557,38 @@ def peer_exact_covers(problem):
         dense[at:at + piece.n_placements, problem.n_columns + p] = True
         at += piece.n_placements
     return {tuple(sorted(owner[int(i)] for i in found)) for found in exact_cover.get_all_solutions(dense)}
+
+
+@st.composite
+def rectangle_packings(draw, max_side=8):
+    """A rectangle cut into rectangles by random guillotine cuts, as a TOML puzzle (always solvable).
+
+    Equal rectangles become one piece with copies; ``rotate`` is drawn once for all pieces
+    (without it a piece keeps the orientation it was cut in).  The board is at most
+    ``max_side`` a side, its shorter side either way round.
+    """
+    w = draw(st.integers(1, max_side))
+    h = draw(st.integers(1, max_side))
+    parts, todo = [], [(w, h)]
+    while todo:
+        a, b = todo.pop()
+        if (a * b > 1) and draw(st.integers(0, 5)) < min(a * b - 1, 4):
+            if a > 1 and (b == 1 or draw(st.booleans())):
+                k = draw(st.integers(1, a - 1))
+                todo += [(k, b), (a - k, b)]
+            else:
+                k = draw(st.integers(1, b - 1))
+                todo += [(a, k), (a, b - k)]
+        else:
+            parts.append((a, b))
+    rotate = draw(st.booleans())
+    kinds = {}
+    for a, b in parts:
+        key = tuple(sorted((a, b))) if rotate else (a, b)
+        kinds[key] = kinds.get(key, 0) + 1
+    text = f'name = "rectangles"\n[board]\nsize = [{w}, {h}]\n[rules]\nrotate = {str(rotate).lower()}\n'
+    text += "mirror = false\n"
+    for (a, b), count in sorted(kinds.items()):
+        cells = "\\n".join(["#" * b] * a)
+        text += f'[[piece]]\nname = "r{a}x{b}"\ncount = {count}\ncells = "{cells}"\n'
+    return text

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import zipup
 from strategies import (brute_force, engine_configurations, exact_cover_problems, exact_covers, examples, models,
-                        peer_exact_covers)
+                        peer_exact_covers, rectangle_packings)
 from zipup import api
 from zipup.errors import UsageError
 from zipup.matrices import PieceRows, Problem
@@ -213,3 +213,18 @@ def test_a_limit_keeps_auto_where_the_depth_plan_refuses_or_subproblems_are_aske
     assert api.listing_plan(soma, limit=1, checkpoint=tmp_path / "ck") == "auto"
     assert api.listing_plan(soma, "sweep", limit=1) == "sweep"  # a plan named is the plan run
     assert api.listing_plan(soma, tree="((V,L),(T,(Z,(A,(B,P)))))", limit=1) == "auto"
+
+
+@examples(60)
+@given(text=rectangle_packings())
+def test_rectangle_packings_under_the_profile(text):
+    """Rectangles into a rectangle: the first-cell rule keeps a profile and prunes wells instead of
+    testing cells; it finds exactly the configurations the fewest-choices rule and the sweep find."""
+    problem = zipup.as_problem(loads(text))
+    rows = branching.Rows(problem)
+    assert branching.FirstCell(rows, "count").prof.shape[1] == min(problem.puzzle.board.shape) or \
+        max(problem.puzzle.board.shape) > 63
+    want = placements(Sweep().run(problem))
+    assert want, "a guillotine cut is always a configuration"
+    assert placements(Depth("first-cell").run(problem)) == want == placements(Depth("fewest").run(problem))
+    assert Depth("first-cell").run(problem, count_only=True).count == len(want)

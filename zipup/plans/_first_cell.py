@@ -11,11 +11,15 @@ of large pieces (Calibron's 56x56 square) that is the difference between
 seconds and minutes.
 
 Rectangle packings (every piece a rectangle, a rectangular board, cells
-filled column by column) also keep the *profile*: per row, how far it is
-filled.  A *well* (rows of equal height with higher rows, or the edge, on
-both sides) can only be filled by pieces no wider than itself, so a well
-narrower than every piece left ends the branch at once instead of when the
-search reaches it.
+filled column by column) keep a *profile* instead of the covered cells:
+per row, how far it is filled (every row is filled from its start).  The
+first empty cell is then the start of the lowest run of rows, a placement
+fits when it is no wider than that run (the candidates come narrowest
+first, so the first too wide ends the cell), and placing it raises the
+rows it spans.  A *well* (rows of equal height with higher rows, or the
+edge, on both sides) has its floor covered by pieces side by side, so a
+well whose width is no sum of the widths of the pieces left ends the
+branch at once instead of when the search reaches it.
 
 The search state has the layout of :mod:`zipup.plans._search`'s (the
 scalar array ``st`` and its slots, ``sol`` and ``sol_len``); see
@@ -30,7 +34,6 @@ from ._search import (BATCH, BUDGET, COUNT, DEPTH, DONE, FIRST, FOUND, NODES, NS
                       _complete, _found, _low_bit)
 
 _ONE = np.uint64(1)
-_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -49,6 +52,33 @@ def _first_empty(cov, e, c, n):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _lowest(prof, e, n, span):  # pragma: no cover - compiled
+    """The first empty cell of the profile at depth ``e`` (``n`` when full) and the width of its run."""
+    rows = prof.shape[1]
+    y = 0
+    for k in range(1, rows):
+        if prof[e, k] < prof[e, y]:
+            y = k
+    x = prof[e, y]
+    if x >= span:
+        return n, 0
+    b = y + 1
+    while b < rows and prof[e, b] == x:
+        b += 1
+    return x * rows + y, b - y
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _next_cell(cov, prof, e, c, n, span, room):  # pragma: no cover - compiled
+    """The first empty cell at depth ``e`` (at or after ``c``), keeping its run's width in ``room[e]``."""
+    if prof.shape[1] == 0:
+        return _first_empty(cov, e, c, n)
+    c2, width = _lowest(prof, e, n, span)
+    room[e] = width
+    return c2
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _fits(cov, d, t, wptr, words, masks):  # pragma: no cover - compiled
     for q in range(wptr[t], wptr[t + 1]):
         if cov[d, words[q]] & masks[q]:
@@ -57,17 +87,33 @@ def _fits(cov, d, t, wptr, words, masks):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _place(d, r, cov, left, prof, wptr, words, masks, slot, span, fast, slow, pmin, anchor):  # pragma: no cover
+def _candidate(d, p, end, cov, left, prof, room, cand, wptr, words, masks, slot, fast):  # pragma: no cover
+    """The first candidate from ``cand[p]`` on (up to ``end``) that fits at depth ``d``, and where to go on.
+
+    Returns ``(placement, next p)``, the placement -1 when none is left.
+    """
+    rect = prof.shape[1] > 0
+    while p < end:
+        t = cand[p]
+        p += 1
+        if rect and fast[t] > room[d]:
+            return -1, end  # the rest are wider still
+        s = slot[t]
+        if s >= 0 and left[d, s] == 0:
+            continue
+        if rect or _fits(cov, d, t, wptr, words, masks):
+            return t, p
+    return -1, end
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _place(d, r, cov, left, prof, wptr, words, masks, slot, span, fast, slow, pext, anchor):  # pragma: no cover
     """Make depth ``d + 1`` from depth ``d`` with placement ``r``; False when a well shows it dead.
 
     ``prof`` has a column per row of the board (none when the profile is
-    not kept) and ``span`` is the length of a row.
+    not kept, and then ``cov`` is kept) and ``span`` is the length of a row.
     """
     e = d + 1
-    for k in range(cov.shape[1]):
-        cov[e, k] = cov[d, k]
-    for q in range(wptr[r], wptr[r + 1]):
-        cov[e, words[q]] |= masks[q]
     npieces = left.shape[1]
     for k in range(npieces):
         left[e, k] = left[d, k]
@@ -76,6 +122,10 @@ def _place(d, r, cov, left, prof, wptr, words, masks, slot, span, fast, slow, pm
         left[e, s] -= 1
     rows = prof.shape[1]
     if rows == 0:
+        for k in range(cov.shape[1]):
+            cov[e, k] = cov[d, k]
+        for q in range(wptr[r], wptr[r + 1]):
+            cov[e, words[q]] |= masks[q]
         return True
     # the profile: rows y0 .. y0 + fast - 1 are now filled up to x0 + slow
     for k in range(rows):
@@ -84,45 +134,60 @@ def _place(d, r, cov, left, prof, wptr, words, masks, slot, span, fast, slow, pm
     y0 = anchor[r] - x0 * rows
     for y in range(y0, y0 + fast[r]):
         prof[e, y] = x0 + slow[r]
-    # a well can only have formed at the rows placed or beside them
-    for y in (y0 - 1, y0, y0 + fast[r]):
-        if y < 0 or y >= rows or prof[e, y] >= span:
-            continue
+    # every well must still be fillable by the pieces left: checked whole, since a well that
+    # could be filled before may have lost the pieces it needed
+    y = 0
+    while y < rows:
         v = prof[e, y]
-        a = y
-        while a > 0 and prof[e, a - 1] == v:
-            a -= 1
         b = y + 1
         while b < rows and prof[e, b] == v:
             b += 1
-        if (a > 0 and prof[e, a - 1] < v) or (b < rows and prof[e, b] < v):
-            continue  # not a well: a lower neighbour may rise to it and widen it
-        fill = False
-        for k in range(npieces):
-            if left[e, k] > 0 and pmin[k] <= b - a:
-                fill = True
-                break
-        if not fill:
-            return False
+        if v < span and (y == 0 or prof[e, y - 1] > v) and (b == rows or prof[e, b] > v):
+            if not _fillable(e, b - y, left, pext):
+                return False
+        y = b
     return True
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fillable(e, width, left, pext):  # pragma: no cover - compiled
+    """Whether ``width`` is a sum of widths of pieces left at depth ``e``, one width per copy.
+
+    The floor of a well is covered by pieces anchored on it, side by side,
+    so its width must be such a sum.  ``pext[s]`` has bit ``k`` set when
+    piece ``s`` has a placement ``k`` rows wide.
+    """
+    reach = _ONE
+    want = _ONE << np.uint64(width)
+    for s in range(left.shape[1]):
+        for _ in range(left[e, s]):
+            x = pext[s]
+            grown = reach
+            while x:
+                grown |= reach << _low_bit(x)
+                x &= x - _ONE
+            reach = grown
+            if reach & want:
+                return True
+    return False
+
+
 @numba.njit(cache=True, nogil=True)
-def search(aptr, cand, wptr, words, masks, slot, n, span, fast, slow, pmin, anchor, cov, left, prof, cell, pos,
-           chosen, sol, sol_len, st, budget, mode):  # pragma: no cover - compiled
+def search(aptr, cand, wptr, words, masks, slot, n, span, fast, slow, pext, anchor, cov, left, prof, room, cell,
+           pos, chosen, sol, sol_len, st, budget, mode):  # pragma: no cover - compiled
     """Run the search from the state in the arrays until it must stop; return why.
 
     Returns and modes as :func:`zipup.plans._search.search`.  The
     candidates of cell ``c`` are ``cand[aptr[c]:aptr[c + 1]]``; ``pos[d]``
     is the next one to try at depth ``d``, whose first empty cell is
-    ``cell[d]``.
+    ``cell[d]`` (and, with a profile, ``room[d]`` the width of its run).
     """
     if budget <= 0:  # a call that only loads (or compiles) this function
         return BUDGET
     nodes = 0
     if st[STARTED] == 0:
         st[STARTED] = 1
-        c = _first_empty(cov, 0, 0, n)
+        c = _next_cell(cov, prof, 0, 0, n, span, room)
         cell[0] = c
         pos[0] = aptr[c]
     d = st[DEPTH]
@@ -132,26 +197,16 @@ def search(aptr, cand, wptr, words, masks, slot, n, span, fast, slow, pmin, anch
             st[NODES] += nodes
             return BUDGET
         c = cell[d]
-        p = pos[d]
-        end = aptr[c + 1]
-        r = -1
-        while p < end:
-            t = cand[p]
-            p += 1
-            s = slot[t]
-            if (s < 0 or left[d, s] > 0) and _fits(cov, d, t, wptr, words, masks):
-                r = t
-                break
-        pos[d] = p
+        r, pos[d] = _candidate(d, pos[d], aptr[c + 1], cov, left, prof, room, cand, wptr, words, masks, slot, fast)
         if r < 0:
             d -= 1
             continue
         chosen[d] = r
         nodes += 1
-        if not _place(d, r, cov, left, prof, wptr, words, masks, slot, span, fast, slow, pmin, anchor):
+        if not _place(d, r, cov, left, prof, wptr, words, masks, slot, span, fast, slow, pext, anchor):
             continue
         e = d + 1
-        c2 = _first_empty(cov, e, c, n)
+        c2 = _next_cell(cov, prof, e, c, n, span, room)
         if c2 == n:
             if _complete(e, left):
                 why = _found(e, chosen, sol, sol_len, st, mode)
@@ -169,7 +224,7 @@ def search(aptr, cand, wptr, words, masks, slot, n, span, fast, slow, pmin, anch
 
 
 @numba.njit(cache=True, nogil=True)
-def probe(aptr, cand, wptr, words, masks, slot, n, span, fast, slow, pmin, anchor, cov, left, prof, fit,
+def probe(aptr, cand, wptr, words, masks, slot, n, span, fast, slow, pext, anchor, cov, left, prof, room, fit,
           probes, seed):  # pragma: no cover - compiled
     """Knuth's estimate of the size of the search tree from ``probes`` random paths.
 
@@ -183,23 +238,25 @@ def probe(aptr, cand, wptr, words, masks, slot, n, span, fast, slow, pmin, ancho
     total = 0.0
     for _ in range(probes):
         d = 0
-        c = _first_empty(cov, 0, 0, n)
+        c = _next_cell(cov, prof, 0, 0, n, span, room)
         weight = 1.0
         while c < n:
             k = 0
-            for p in range(aptr[c], aptr[c + 1]):
-                t = cand[p]
-                s = slot[t]
-                if (s < 0 or left[d, s] > 0) and _fits(cov, d, t, wptr, words, masks):
-                    fit[k] = t
-                    k += 1
+            p = aptr[c]
+            end = aptr[c + 1]
+            while True:
+                t, p = _candidate(d, p, end, cov, left, prof, room, cand, wptr, words, masks, slot, fast)
+                if t < 0:
+                    break
+                fit[k] = t
+                k += 1
             if k == 0:
                 break
             weight *= k
             total += weight
             r = fit[np.random.randint(k)]
-            if not _place(d, r, cov, left, prof, wptr, words, masks, slot, span, fast, slow, pmin, anchor):
+            if not _place(d, r, cov, left, prof, wptr, words, masks, slot, span, fast, slow, pext, anchor):
                 break
             d += 1
-            c = _first_empty(cov, d, c, n)
+            c = _next_cell(cov, prof, d, c, n, span, room)
     return total / probes

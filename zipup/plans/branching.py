@@ -200,11 +200,12 @@ class FirstCell(_Rule):
     ``cov`` (D + 2, W) the cells covered, ``left`` (D + 2, P) the copies
     left, ``cell`` the first empty cell, ``pos`` the next candidate,
     ``chosen`` the placement chosen.  For rectangle packings (see
-    :func:`_rectangles`) also ``prof`` (D + 2, rows): per row of the board,
-    how far it is filled; ``anchor``, ``fast``, ``slow`` (R,) each
-    placement's first cell and extents along and across the rows' order;
-    ``pmin`` (P,) each piece's least extent along it.  Otherwise ``prof``
-    has no columns and the others are empty.
+    :func:`_rectangles`) instead of ``cov``: ``prof`` (D + 2, rows), per
+    row of the board how far it is filled, and ``room`` (D + 2,) the width
+    of the lowest run of rows; ``anchor``, ``fast``, ``slow`` (R,) each
+    placement's first cell and extents across and along the rows; ``pext``
+    (P,) uint64 the set of each piece's widths across them.  Otherwise ``prof`` has no
+    columns and ``anchor``, ``fast`` and ``slow`` are empty.
     """
 
     name = "first-cell"
@@ -218,15 +219,15 @@ class FirstCell(_Rule):
         # rows are sorted: a placement's first column is its anchor
         first = np.concatenate([m.indices[m.indptr[:-1]].astype(np.int64) for m in rows.mats]
                                + [np.zeros(0, np.int64)])
-        self.anchor = first
-        self.cand = np.argsort(first, kind="stable").astype(np.int64)
+        self.span, self.fast, self.slow, self.pext, nrows = _rectangles(rows)
+        # by anchor; with a profile, narrowest first within a cell
+        self.cand = np.lexsort((self.fast, first) if nrows else (first,)).astype(np.int64)
+        self.anchor = first if nrows else np.zeros(0, np.int64)
         self.aptr = np.zeros(n + 2, np.int64)  # n + 1: a search past the last cell finds no candidates
         np.cumsum(np.bincount(first, minlength=n + 1), out=self.aptr[1:])
         self.fit = np.zeros(max(1, int(np.diff(self.aptr).max(initial=0))), np.int64)
-        self.span, self.fast, self.slow, self.pmin, nrows = _rectangles(rows)
-        if not nrows:
-            self.anchor = np.zeros(0, np.int64)
         self.prof = np.zeros((d2, nrows), np.int64)
+        self.room = np.zeros(d2, np.int64)
         self.cov = np.zeros((d2, nw), np.uint64)
         if n & 63:  # the bits past the last cell count as covered: the first empty cell is then n
             self.cov[:, -1] = ~((np.uint64(1) << np.uint64(n & 63)) - np.uint64(1))
@@ -239,7 +240,7 @@ class FirstCell(_Rule):
     def _state(self):
         w = self.rows
         return (self.aptr, self.cand, w.wptr, w.words, w.masks, w.slot, w.n, self.span, self.fast, self.slow,
-                self.pmin, self.anchor, self.cov, self.left, self.prof)
+                self.pext, self.anchor, self.cov, self.left, self.prof, self.room)
 
     def search(self, budget, mode, batch=_BATCH):
         return self.k.search(*self._state(), self.cell, self.pos, self.chosen, self.sol[:batch],
@@ -256,12 +257,12 @@ RULES = {cls.name: cls for cls in (Fewest, FirstCell)}
 def _rectangles(rows):
     """The profile's arrays when the problem packs rectangles into a rectangle, else empty ones.
 
-    Returns ``(span, fast, slow, pmin, nrows)``: with cells numbered
+    Returns ``(span, fast, slow, pext, nrows)``: with cells numbered
     ``x * nrows + y`` (``y`` the fast axis), ``span`` the length of a row,
-    each placement's extents along ``y`` and ``x``, each piece's least
-    extent along ``y``.
+    each placement's extents along ``y`` and ``x``, each piece's widths
+    along ``y`` as a bit set (bit ``k``: a placement ``k`` rows wide).
     """
-    none = (0, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(len(rows.copies), np.int64), 0)
+    none = (0, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(len(rows.copies), np.uint64), 0)
     problem = rows.problem
     n = rows.n
     if problem.puzzle is None or rows.unlimited or rows.r == 0 or n == 0:
@@ -272,8 +273,11 @@ def _rectangles(rows):
     extent = coords.max(axis=0) - coords.min(axis=0) + 1
     if int(np.prod(extent)) != n:
         return none
-    # the sweep's order numbers the cells x * nrows + y, y along the shorter axis
+    # the sweep's order numbers the cells x * nrows + y, y along the shorter axis; a row's
+    # width must fit a word (see _first_cell._fillable)
     nrows = int(extent.min())
+    if nrows > 63:
+        return none
     span = n // nrows
     lo = np.full(rows.r, n, np.int64)
     hi = np.zeros(rows.r, np.int64)
@@ -294,9 +298,9 @@ def _rectangles(rows):
     slow = hi - lo + 1
     if not (fast * slow == rows.size).all():
         return none
-    pmin = np.full(len(rows.copies), nrows + 1, np.int64)
-    np.minimum.at(pmin, rows.slot, fast)
-    return span, fast, slow, pmin, nrows
+    pext = np.zeros(len(rows.copies), np.uint64)
+    np.bitwise_or.at(pext, rows.slot, np.left_shift(np.uint64(1), fast.astype(np.uint64)))
+    return span, fast, slow, pext, nrows
 
 
 def _renumbered(matrix, pos):
