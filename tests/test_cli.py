@@ -388,11 +388,24 @@ def test_show_every_repository_puzzle(cli, root):
 def test_depth_plan_counts_and_prints_its_search_record(cli):
     r = cli("enumerate", "puzzles/soma.toml", "--plan", "depth", "--count", "--stats")
     assert r.exit_code == 0, r.output
-    rec = re.search(r"depth-first count: ([\d,]+) nodes, ([\d,]+) nodes/s, first configuration after [\d.]+ m?s, "
-                    r"([\d,]+) configurations in [\d.]+ s", r.output)
-    assert rec and int(rec.group(3).replace(",", "")) == zipup.count(zipup.load("puzzles/soma.toml"), "sweep")
-    assert int(rec.group(1).replace(",", "")) >= 11520
+    rec = re.search(r"depth-first count, rule (fewest|first-cell) \((.+)\): ([\d,]+) nodes, ([\d,]+) nodes/s, "
+                    r"first configuration after [\d.]+ m?s, ([\d,]+) configurations in [\d.]+ s", r.output)
+    assert rec and int(rec.group(5).replace(",", "")) == zipup.count(zipup.load("puzzles/soma.toml"), "sweep")
+    assert int(rec.group(3).replace(",", "")) >= 11520
+    assert rec.group(2).startswith(("estimated", "it searched the whole tree in"))
     assert r.output.rstrip().endswith("11520 configurations [plan depth]")
+
+
+@pytest.mark.parametrize("branch", ["fewest", "first-cell"])
+def test_branch_picks_the_depth_plan_s_rule(cli, branch):
+    r = cli("enumerate", "puzzles/pentomino-3x20.toml", "--branch", branch, "--count", "--stats")
+    assert r.exit_code == 0, r.output
+    assert f"depth-first count, rule {branch} (asked for)" in r.output
+    assert r.output.rstrip().endswith("8 configurations [plan depth]")
+    r = cli("enumerate", "puzzles/pentomino-3x20.toml", "--branch", branch, "--plan", "sweep", "--count")
+    assert r.exit_code == 2 and r.output.count("\n") == 1
+    assert f"Error: --branch {branch} chooses how the depth plan branches; it cannot be used with --plan sweep" \
+        in r.output
 
 
 def test_depth_plan_refuses_a_partial_cover_in_one_line(cli):

@@ -228,3 +228,23 @@ def test_rectangle_packings_under_the_profile(text):
     assert want, "a guillotine cut is always a configuration"
     assert placements(Depth("first-cell").run(problem)) == want == placements(Depth("fewest").run(problem))
     assert Depth("first-cell").run(problem, count_only=True).count == len(want)
+
+
+def test_calibron_is_one_configuration_and_its_eight_images():
+    """Calibron 12 (twelve rectangles into a 56x56 square): the depth plan lists 8 configurations,
+    each a tiling of the square, and they are exactly the images of one under the square's 8
+    symmetries, as the puzzle's single known solution up to symmetry says they must be."""
+    problem = zipup.as_problem(zipup.load("puzzles/calibron.toml"))
+    r = zipup.solve(problem, "depth")
+    tilings = set()
+    for conf in r.configurations():
+        grid = np.full(56 * 56, -1)
+        for (piece, _), cells in zip(conf.placements, conf.cells(problem)):
+            assert (grid[cells] == -1).all()
+            grid[cells] = piece
+        assert (grid >= 0).all()
+        tilings.add(grid.reshape(56, 56).tobytes())
+    assert r.count == len(tilings) == 8 and r.stats[0].rule == "first-cell"
+    one = np.frombuffer(next(iter(tilings)), dtype=grid.dtype).reshape(56, 56)
+    images = {np.ascontiguousarray(np.rot90(g, k)).tobytes() for g in (one, one.T) for k in range(4)}
+    assert images == tilings

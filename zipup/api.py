@@ -13,7 +13,7 @@ from pathlib import Path
 from .errors import UsageError
 from .filters import default_filters
 from .matrices import Problem, configuration_matrices
-from .plans import Auto, get_plan
+from .plans import Auto, Depth, get_plan
 
 __all__ = ["as_problem", "count", "enumerate", "listing_plan", "load", "solve"]
 
@@ -84,7 +84,9 @@ def listing_plan(problem, plan="auto", *, tree=None, limit=None, scheduler=None,
     Under ``auto``, a listing that stops after ``limit`` configurations
     searches depth-first wherever the depth plan accepts the puzzle (see
     :meth:`~zipup.plans.Auto.choose`), unless a Dask ``scheduler`` or a
-    ``checkpoint`` asks for subproblems.
+    ``checkpoint`` asks for subproblems; the depth plan, chosen or given,
+    is told that the listing stops early (it then keeps a branching rule
+    that finds the first configuration quickly).
 
     Examples
     --------
@@ -94,6 +96,8 @@ def listing_plan(problem, plan="auto", *, tree=None, limit=None, scheduler=None,
     ('auto', 'depth')
     """
     chosen = get_plan(plan, tree)
+    if limit is not None and isinstance(chosen, Depth):
+        return Depth(rule=chosen.rule, limited=True)
     if limit is None or scheduler is not None or checkpoint is not None or not isinstance(chosen, Auto):
         return plan
     chosen = chosen.choose(problem, limit=limit)

@@ -81,12 +81,31 @@ _plan_opt = click.option("--plan", type=click.Choice(["auto", "balanced", "depth
                          show_default=True,
                          help="How to arrange the joins; depth searches depth-first instead, in one "
                               "process (full covers only).")
+_branch_opt = click.option("--branch", type=click.Choice(["auto", "fewest", "first-cell"]), default="auto",
+                           show_default=True,
+                           help="The depth plan's branching rule: the cell or piece with the fewest "
+                                "choices, or the first empty cell; auto picks by estimate (--stats says "
+                                "which and why).  Other than auto, it implies --plan depth.")
 _tree_opt = click.option("--tree", default=None, metavar="SHAPE",
                          help='Shape of the balanced tree, e.g. "((T,T),((S,V),Z))".')
 _kernel_opt = click.option("--kernel", type=click.Choice(["auto", "bits", "compiled", "sparse"]),
                            default="auto", show_default=True,
                            help="Join kernel: sparse is the A·Bᵀ reference, bits packs rows into "
                                 "uint64 words, compiled uses numba loops, auto picks by size.")
+
+
+def _branching(plan, branch):
+    """``plan``, or the depth plan under the rule ``--branch`` asks for."""
+    if branch == "auto":
+        return plan
+    if plan not in ("auto", "depth"):
+        from .errors import UsageError
+
+        raise UsageError(f"--branch {branch} chooses how the depth plan branches; it cannot be used with "
+                         f"--plan {plan}")
+    from .plans import Depth
+
+    return Depth(rule=branch)
 
 
 def _load(file, input_format, problem_no):
@@ -149,11 +168,12 @@ class _Out:
 @click.option("--progress/--quiet", " /-q", "progress", default=None,
               help="Show (or hide) the progress bar on stderr (default: shown when stderr is a terminal).")
 @_plan_opt
+@_branch_opt
 @_tree_opt
 @_kernel_opt
 @_input_format
 @_problem_opt
-def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, unique, plan, tree, kernel,
+def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, unique, plan, branch, tree, kernel,
               input_format, problem_no, workers=None, scheduler=None, memory=None, checkpoint=None,
               progress=None):
     """Count and list the configurations of the puzzle in FILE."""
@@ -164,6 +184,7 @@ def enumerate(file, count_only, limit, fmt, output, stats, filter_, svg_path, un
     slidable = None
     for f in filter_:
         _, slidable = parse_filter(f)
+    plan = _branching(plan, branch)
     problem = _load(file, input_format, problem_no)
     filters = default_filters(problem, slidable)
     post = [f for f in filters if not f.in_plan]
@@ -309,8 +330,8 @@ def _parallel_wanted(problem, plan, tree, workers, scheduler, memory, checkpoint
 
     if not get_plan(plan).splits:
         if scheduler or checkpoint:
-            raise UsageError(f"--plan {plan} runs in one process; --scheduler and --checkpoint cut the "
-                             "puzzle into subproblems for the other plans")
+            raise UsageError(f"--plan {get_plan(plan).name} runs in one process; --scheduler and --checkpoint "
+                             "cut the puzzle into subproblems for the other plans")
         return False
     if tree is not None:
         if scheduler or checkpoint:
@@ -488,15 +509,17 @@ def _drawing(cells, ndim):
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @_plan_opt
+@_branch_opt
 @_tree_opt
 @_kernel_opt
 @_input_format
 @_problem_opt
-def stats(file, plan, tree, kernel, input_format, problem_no):
+def stats(file, plan, branch, tree, kernel, input_format, problem_no):
     """Show the intermediate matrix sizes of a plan, counting without listing."""
     from . import render
     from .api import solve
 
+    plan = _branching(plan, branch)
     problem = _load(file, input_format, problem_no)
     result = solve(problem, plan, count_only=True, tree=tree, kernel=kernel)
     for ln in render.stats_table(result.stats):

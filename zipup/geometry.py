@@ -98,8 +98,8 @@ def normalise(cells, labels=None):
     a = np.asarray(cells, dtype=np.int64)
     a = a - a.min(axis=0)
     labs = list(labels) if labels is not None else ["#"] * len(a)
-    order = sorted(range(len(a)), key=lambda i: tuple(a[i]))
-    return tuple(tuple(int(x) for x in a[i]) for i in order), tuple(labs[i] for i in order)
+    order = np.lexsort(a.T[::-1]) if a.size else np.zeros(0, np.int64)  # by first coordinate, then the next
+    return tuple(map(tuple, a[order].tolist())), tuple(labs[i] for i in order.tolist())
 
 
 def orientations(cells, labels=None, transforms=None):

@@ -119,9 +119,12 @@ def _index_grid(board):
 
 
 def _placements(piece, board, grid, labcode):
-    """Rows (cell indices) and orientation numbers of every placement of a piece."""
+    """Rows (cell indices, each row ascending) and orientation numbers of every placement of a piece."""
     rows, orient = [], []
     shape = np.array(board.shape)
+    strides = np.cumprod((list(board.shape[1:]) + [1])[::-1])[::-1].astype(np.int64)  # row-major
+    flat = grid.ravel().astype(np.int32)  # the matrices' index type: no copy when they are built
+    holes = bool((flat < 0).any())
     for k, (cells, labels) in enumerate(orientations(piece.cells, piece.labels,
                                                      allowed_transforms(board.ndim, piece.rotate,
                                                                         piece.mirror))):
@@ -129,18 +132,20 @@ def _placements(piece, board, grid, labcode):
         span = shape - o.max(axis=0)
         if (span <= 0).any():
             continue
-        offs = np.array(list(itertools.product(*(range(s) for s in span))), dtype=np.int64)
-        at = o[None, :, :] + offs[:, None, :]  # (n_offsets, k, ndim)
-        idx = grid[tuple(np.moveaxis(at, -1, 0))]  # (n_offsets, k)
-        ok = (idx >= 0).all(axis=1)
+        # every translation's offset in the box, then its cells: flat indices, not coordinates
+        offs = np.zeros(1, np.int64)
+        for size, stride in zip(span, strides):
+            offs = (offs[:, None] + np.arange(size, dtype=np.int64) * stride).ravel()
+        idx = flat[offs[:, None] + (o @ strides)[None, :]]  # (n_offsets, k); cells sorted, so rows ascend
+        ok = (idx >= 0).all(axis=1) if holes else np.ones(len(idx), bool)
         if board.match:
             want = np.array([labcode[ch] for ch in labels])
             got = np.where(idx >= 0, _labcode_arr(labcode, board)[np.maximum(idx, 0)], -1)
             ok &= (got == want[None, :]).all(axis=1)
-        rows.append(idx[ok])
-        orient.append(np.full(int(ok.sum()), k, dtype=np.int64))
+        rows.append(idx if ok.all() else idx[ok])
+        orient.append(np.full(len(rows[-1]), k, dtype=np.int64))
     if not rows:
-        return np.zeros((0, len(piece.cells)), np.int64), np.zeros(0, np.int64)
+        return np.zeros((0, len(piece.cells)), np.int32), np.zeros(0, np.int64)
     return np.concatenate(rows), np.concatenate(orient)
 
 
@@ -184,8 +189,8 @@ def configuration_matrices(puzzle):
             piece = dataclasses.replace(piece, labels=("#",) * len(piece.cells))
         idx, orient = _placements(piece, board, grid, labcode)
         m, k = idx.shape
-        mat = sp.csr_array((np.ones(m * k, dtype=np.uint8), idx.ravel(), np.arange(0, m * k + 1, k)),
-                           shape=(m, n))
+        ptr = np.arange(0, m * k + 1, k, dtype=np.int32 if m * k < 2**31 else np.int64)
+        mat = sp.csr_array((np.ones(m * k, dtype=np.uint8), idx.ravel(), ptr), shape=(m, n))
         mat.sort_indices()
         pieces.append(PieceRows(name=piece.name, label=piece.label, count=piece.count,
                                 colour=piece.colour, matrix=mat, orientation=orient))

@@ -138,18 +138,19 @@ def stats_table(steps):
 
 
 def search_line(rec):
-    """One depth-first search in a line: nodes, nodes per second, first configuration, total time.
+    """One depth-first search in a line: its rule and why, nodes, nodes per second, first configuration, time.
 
     Examples
     --------
     >>> from zipup.plans import SearchStats
     >>> search_line(SearchStats(nodes=289759, configurations=8574, first=0.0009, seconds=0.3364,
-    ...                         load=0.21, finished=True))
-    'depth-first count: 289,759 nodes, 2,292,397 nodes/s, first configuration after 0.9 ms, 8,574 configurations in 0.336 s (0.210 s loading the compiled search)'
+    ...                         load=0.21, finished=True, rule="fewest", why="asked for"))
+    'depth-first count, rule fewest (asked for): 289,759 nodes, 2,292,397 nodes/s, first configuration after 0.9 ms, 8,574 configurations in 0.336 s (0.210 s loading the compiled search)'
     """
     first = "no configuration" if rec.first is None else f"first configuration after {_ms(rec.first)}"
     done = "" if rec.finished else " (stopped before the end)"
-    return (f"depth-first {rec.mode}: {rec.nodes:,} nodes, {rec.rate:,.0f} nodes/s, {first}, "
+    rule = f", rule {rec.rule} ({rec.why})" if rec.rule else ""
+    return (f"depth-first {rec.mode}{rule}: {rec.nodes:,} nodes, {rec.rate:,.0f} nodes/s, {first}, "
             f"{rec.configurations:,} configurations in {rec.seconds:.3f} s{done} "
             f"({rec.load:.3f} s loading the compiled search)")
 

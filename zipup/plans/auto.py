@@ -37,7 +37,7 @@ class Auto(Plan):
         if self.tree is not None:
             return Balanced(tree=self.tree)
         if limit is not None and refusal(problem) is None:
-            return Depth()
+            return Depth(limited=True)
         bal = Balanced().estimate(problem)
         # the sweep's estimate is a loose upper bound: past "small", trust the sweep
         return Balanced() if bal <= self.small else Sweep()

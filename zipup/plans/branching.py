@@ -21,6 +21,7 @@ path; ``W = ceil(n / 64)`` and ``V = ceil(R / 64)`` words.
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -51,9 +52,10 @@ class Rows:
         Copies of each such piece.
     size : (R,) int64
         Cells of each placement.
-    wptr, words, masks : int64, int64, uint64
-        Each placement's nonzero words of cells:
-        ``words[wptr[t]:wptr[t + 1]]`` and their bits ``masks[...]``.
+    cell_words : tuple of ndarray
+        ``(wptr, words, masks)``, int64, int64 and uint64: each
+        placement's nonzero words of cells, ``words[wptr[t]:wptr[t + 1]]``
+        and their bits ``masks[...]``.
     depth : int
         The deepest path a search can take.
     """
@@ -65,9 +67,11 @@ class Rows:
         slot_of = {k: s for s, k in enumerate(counted)}
         self.n = n = problem.n_columns
         order = sweep_order(problem)
-        self.order = order
-        pos = np.empty(n, np.int64)
-        pos[order] = np.arange(n)
+        pos = None  # the new number of each column, if any changes
+        if not (order == np.arange(n)).all():
+            pos = np.empty(n, np.int64)
+            pos[order] = np.arange(n)
+        # rows sorted: a placement's first column is its first cell in the order
         self.mats = mats = [_renumbered(pieces[k].matrix, pos) for k in use]
         empty = np.zeros(0, np.int64)
         self.row_piece = np.concatenate([np.full(m.shape[0], k, np.int64) for k, m in zip(use, mats)] + [empty])
@@ -79,11 +83,16 @@ class Rows:
         self.unlimited = any(p.count is None for p in pieces)
         self.depth = n if self.unlimited else min(n, int(self.copies.sum()))
         self.size = np.concatenate([np.diff(m.indptr) for m in mats] + [empty]).astype(np.int64)
-        self.wptr, self.words, self.masks = _cell_words(mats, r, n)
         self.problem = problem
 
+    @functools.cached_property
+    def cell_words(self):
+        """``(wptr, words, masks)``, built when a rule first asks for them."""
+        return _cell_words(self.mats, self.r, self.n)
+
     def nbytes(self):
-        return sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray))
+        held = [a for a in vars(self).values() if isinstance(a, np.ndarray)] + list(vars(self).get("cell_words", ()))
+        return sum(a.nbytes for a in held) + sum(m.data.nbytes + m.indices.nbytes for m in self.mats)
 
 
 class _Rule:
@@ -180,7 +189,7 @@ class Fewest(_Rule):
 
     def _state(self):
         w = self.rows
-        return (self.conf, self.cellm, self.pmask, self.prange, w.wptr, w.words, w.masks, w.size, w.slot, w.n,
+        return (self.conf, self.cellm, self.pmask, self.prange, *w.cell_words, w.size, w.slot, w.n,
                 self.live, self.nzw, self.nnz, self.item, self.pos, self.lim)
 
     def search(self, budget, mode, batch=_BATCH):
@@ -228,6 +237,9 @@ class FirstCell(_Rule):
         self.fit = np.zeros(max(1, int(np.diff(self.aptr).max(initial=0))), np.int64)
         self.prof = np.zeros((d2, nrows), np.int64)
         self.room = np.zeros(d2, np.int64)
+        # a profile stands for the covered cells, so the placements' cells are not needed
+        none = np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint64)
+        self.cell_words = none if nrows else rows.cell_words
         self.cov = np.zeros((d2, nw), np.uint64)
         if n & 63:  # the bits past the last cell count as covered: the first empty cell is then n
             self.cov[:, -1] = ~((np.uint64(1) << np.uint64(n & 63)) - np.uint64(1))
@@ -239,7 +251,7 @@ class FirstCell(_Rule):
 
     def _state(self):
         w = self.rows
-        return (self.aptr, self.cand, w.wptr, w.words, w.masks, w.slot, w.n, self.span, self.fast, self.slow,
+        return (self.aptr, self.cand, *self.cell_words, w.slot, w.n, self.span, self.fast, self.slow,
                 self.pext, self.anchor, self.cov, self.left, self.prof, self.room)
 
     def search(self, budget, mode, batch=_BATCH):
@@ -279,35 +291,32 @@ def _rectangles(rows):
     if nrows > 63:
         return none
     span = n // nrows
-    lo = np.full(rows.r, n, np.int64)
-    hi = np.zeros(rows.r, np.int64)
-    ylo = np.full(rows.r, nrows, np.int64)
-    yhi = np.zeros(rows.r, np.int64)
-    base = 0
-    for m in rows.mats:
-        k = m.shape[0]
-        if k:
-            ind = m.indices.astype(np.int64)
-            ip = m.indptr[:-1]
-            lo[base:base + k] = np.minimum.reduceat(ind // nrows, ip)
-            hi[base:base + k] = np.maximum.reduceat(ind // nrows, ip)
-            ylo[base:base + k] = np.minimum.reduceat(ind % nrows, ip)
-            yhi[base:base + k] = np.maximum.reduceat(ind % nrows, ip)
-        base += k
-    fast = yhi - ylo + 1
-    slow = hi - lo + 1
-    if not (fast * slow == rows.size).all():
-        return none
+    for m in rows.mats:  # a piece is a rectangle when one of its placements is
+        ind = m.indices[m.indptr[0]:m.indptr[1]].astype(np.int64)
+        box = np.ptp(ind // nrows) + 1, np.ptp(ind % nrows) + 1
+        if box[0] * box[1] != len(ind):
+            return none
+    # a rectangle's cells run from one corner (its first cell) to the opposite (its last)
+    lo = np.concatenate([m.indices[m.indptr[:-1]] for m in rows.mats]).astype(np.int64)
+    hi = np.concatenate([m.indices[m.indptr[1:] - 1] for m in rows.mats]).astype(np.int64)
+    fast = hi % nrows - lo % nrows + 1
+    slow = hi // nrows - lo // nrows + 1
     pext = np.zeros(len(rows.copies), np.uint64)
     np.bitwise_or.at(pext, rows.slot, np.left_shift(np.uint64(1), fast.astype(np.uint64)))
     return span, fast, slow, pext, nrows
 
 
 def _renumbered(matrix, pos):
-    """``matrix`` (CSR) with column ``j`` renamed ``pos[j]``, each row's columns sorted."""
+    """``matrix`` (CSR) with column ``j`` renamed ``pos[j]`` (``None``: as it is), each row's columns sorted.
+
+    No copy is made when nothing changes.
+    """
+    if pos is None and matrix.has_sorted_indices:
+        return matrix
     m = matrix.copy()
-    m.indices = pos[m.indices].astype(m.indices.dtype)
-    m.has_sorted_indices = False
+    if pos is not None:
+        m.indices = pos[m.indices].astype(m.indices.dtype)
+        m.has_sorted_indices = False
     m.sort_indices()
     return m
 

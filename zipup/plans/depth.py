@@ -61,6 +61,8 @@ _BATCH = 1024
 # choosing a rule: seconds of each short run, random paths of Knuth's estimator (and
 # the seconds they may take), and the estimated time under which the cheaper rule is kept unasked
 _TRIAL = 0.02
+# ... and how long, when the listing stops early, the cheaper rule may look for the first configuration
+_FIRST_TRIAL = 0.25
 _PROBES = 1 << 17
 _PROBE_SECONDS = 0.05
 _WORTH_COMPARING = 0.05
@@ -147,8 +149,8 @@ class SearchStats:
 
     @property
     def rate(self):
-        """Nodes per second of searching, loading and choosing excluded (0.0 before any time has passed)."""
-        busy = self.seconds - self.load - self.choosing
+        """Nodes per second, loading excluded (0.0 before any time has passed)."""
+        busy = self.seconds - self.load
         return self.nodes / busy if busy > 0 else 0.0
 
     def as_dict(self):
@@ -166,6 +168,7 @@ class _Search:
         self.limited = limited
         self.rows = Rows(problem)
         self.rule = None
+        self.pending = None  # the status of a search begun while choosing the rule, if any
 
     def batches(self):
         """Yield lists of configurations as they are found (count mode: empty lists)."""
@@ -186,8 +189,10 @@ class _Search:
         # the first call returns at the first configuration, then batches double: a reader
         # that stops after N configurations has let the search find fewer than 2N
         batch = 1
-        while rule.st[k.DEPTH] >= 0:
-            status = rule.search(budget, mode, batch)
+        status = self.pending  # where choosing the rule already searched to
+        while status is not None or rule.st[k.DEPTH] >= 0:
+            if status is None:
+                status = rule.search(budget, mode, batch)
             rec.nodes += int(rule.st[k.NODES])
             rec.configurations += int(rule.st[k.COUNT])
             rule.st[k.NODES] = rule.st[k.COUNT] = 0
@@ -201,6 +206,7 @@ class _Search:
                 yield found
             if status == k.DONE:
                 break
+            status = None
         self._finish()
 
     def _pick(self):
@@ -213,7 +219,8 @@ class _Search:
             rec.rule, rec.why = rule.name, "asked for"
         else:
             rule = self._estimate()
-        rule.reset()
+        if self.pending is None:
+            rule.reset()
         rec.choosing = time.perf_counter() - t - rec.load
         return rule
 
@@ -230,9 +237,12 @@ class _Search:
         cell = FirstCell(self.rows, self.mode)
         rec.load = cell.load()
         if self.limited:
-            found, seconds = _first_within(cell, _TRIAL)
-            if found:
-                rec.rule, rec.why = cell.name, f"it found the first configuration in {_ms(seconds)}"
+            status, seconds = _first_within(cell, _FIRST_TRIAL)
+            if status is not None:  # the listing goes on from there
+                self.pending = status
+                rec.rule = cell.name
+                rec.why = (f"it found the first configuration in {_ms(seconds)}" if cell.st[cell.k.FOUND] else
+                           f"it searched the whole tree in {_ms(seconds)}")
                 return cell
             cell.reset()
         nodes, seconds, done = cell.timed(_TRIAL)
@@ -274,7 +284,11 @@ class _Search:
 
 
 def _first_within(rule, seconds):
-    """Search for the first configuration for about ``seconds``: ``(found, elapsed)``."""
+    """List until the first configuration for about ``seconds``: ``(status, elapsed)``.
+
+    The status is the search's when it found the first configuration or
+    ended, else ``None``.
+    """
     t = time.perf_counter()
     k = rule.k
     budget = 1 << 8
@@ -282,9 +296,9 @@ def _first_within(rule, seconds):
         status = rule.search(budget, 1, 1)
         elapsed = time.perf_counter() - t
         if status in (k.FIRST, k.DONE):
-            return bool(rule.st[k.FOUND]), elapsed
+            return status, elapsed
         if elapsed >= seconds:
-            return False, elapsed
+            return None, elapsed
         budget *= 2
 
 
