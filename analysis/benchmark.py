@@ -22,6 +22,11 @@ Tools (one small class each; a new peer is one new class in ``TOOLS``):
     configuration matrices and counts).  Measured warm, like xcover: the
     child first counts a 2x2 board of dominoes with the same plan, so that
     loading numba and the plan's compiled code is not timed.
+``zipup-fewest``, ``zipup-first-cell``
+    As ``zipup``, with the depth plan under one branching rule (``--branch``);
+    ``zipup`` itself then notes the rule it picked and why.  With both, the
+    report ends with the rules side by side and whether the pick was the
+    faster (``--puzzles depth``: every puzzle the depth plan takes).
 ``zipup-cli``
     ``python -m zipup enumerate FILE --count --plan PLAN`` (in ``first`` mode
     ``--limit 1`` instead of ``--count``: the first configuration, drawn);
@@ -72,6 +77,7 @@ Usage::
     python analysis/benchmark.py                          # everything
     python analysis/benchmark.py --puzzles room,soma --tools zipup,seed
     python analysis/benchmark.py --timeout 600 --markdown --output analysis/benchmark.md
+    python analysis/benchmark.py --puzzles depth --tools zipup-fewest,zipup-first-cell,zipup,zipup-cli
 """
 
 from __future__ import annotations
@@ -165,7 +171,29 @@ EXTRA_CASES = [  # not run by default; name them with --puzzles
     Case("pentomino-2x3x10", "puzzles/pentomino-2x3x10.toml", 96),
     Case("calibron-first", "puzzles/calibron.toml", None, mode="first"),
 ]
-ALL_CASES = {c.name: c for c in CASES + EXTRA_CASES}
+# every puzzle in puzzles/ the depth plan accepts, counted depth-first (``--puzzles depth``):
+# with the tools zipup-fewest and zipup-first-cell, the branching rules side by side
+DEPTH_CASES = [
+    Case("d:calibron", "puzzles/calibron.toml", 8, plan="depth"),
+    Case("d:domino-6x6", "puzzles/domino-6x6.toml", 6728, plan="depth"),
+    Case("d:domino-7x8", "puzzles/domino-7x8.toml", 20160, plan="depth"),
+    Case("d:domino-7x8-dpf", "puzzles/domino-7x8.dpf", 20160, plan="depth"),
+    Case("d:domino-8x8", "puzzles/domino-8x8.toml", 12988816, plan="depth"),
+    Case("d:cutting-stick", "puzzles/dpf-cutting-stick.dpf", 3, plan="depth"),
+    Case("d:dominoes-2x3", "puzzles/dpf-dominoes-2x3.dpf", 1, plan="depth"),
+    Case("d:morse", "puzzles/morse.toml", 8574, plan="depth"),
+    Case("d:morse-shifted", "puzzles/morse-shifted.dpf", 48, plan="depth"),
+    Case("d:pentomino-2x3x10", "puzzles/pentomino-2x3x10.toml", 96, plan="depth"),
+    Case("d:pentomino-3x20", "puzzles/pentomino-3x20.toml", 8, plan="depth"),
+    Case("d:pentomino-4x15", "puzzles/pentomino-4x15.toml", 1472, plan="depth"),
+    Case("d:pentomino-5x12", "puzzles/pentomino-5x12.toml", 4040, plan="depth"),
+    Case("d:pentomino-6x10", "puzzles/pentomino-6x10.toml", 9356, plan="depth"),
+    Case("d:scott-8x8", "puzzles/scott-8x8.toml", 520, plan="depth"),
+    Case("d:soma", "puzzles/soma.toml", 11520, plan="depth"),
+    Case("d:box-3x4x5", "puzzles/box-3x4x5.toml", 476184, plan="depth", once=True),
+]
+ALL_CASES = {c.name: c for c in CASES + EXTRA_CASES + DEPTH_CASES}
+GROUPS = {"depth": [c.name for c in DEPTH_CASES]}
 
 
 def load_problem(path, slidable=None):
@@ -383,6 +411,12 @@ class Tool:
 
 class Zipup(Tool):
     name = "zipup"
+    rule = None  # the depth plan's branching rule, when the tool fixes it
+
+    def plan(self, case, opts):
+        from zipup.plans import Depth
+
+        return Depth(rule=self.rule) if self.rule else plan_of(case, opts)
 
     def solve(self, case, opts):
         import zipup
@@ -391,12 +425,20 @@ class Zipup(Tool):
         extra = {} if case.slidable is None else {"slidable": case.slidable}
         warm = zipup.puzzle.loads('name = "warm"\n[board]\nsize = [2, 2]\n[[piece]]\nname = "d"\n'
                                   'cells = "##"\ncount = 2\n')
-        zipup.count(warm, plan=plan_of(case, opts))
+        plan = self.plan(case, opts)
+        zipup.count(warm, plan=plan)
         t = time.perf_counter()
+        if case.mode == "count" and not extra:
+            result = zipup.solve(puzzle, plan, count_only=True)
+            dt = time.perf_counter() - t
+            for rec in result.stats:  # which rule the depth plan ran, and why: a note in the table
+                if getattr(rec, "rule", ""):
+                    print(f"[benchmark] rule {rec.rule} ({rec.why})", file=sys.stderr, flush=True)
+            return int(result.count), dt
         if case.mode == "count":
-            n = zipup.count(puzzle, plan=plan_of(case, opts), **extra)
+            n = zipup.count(puzzle, plan=plan, **extra)
             return int(n), time.perf_counter() - t
-        found = list(zipup.enumerate(puzzle, plan=plan_of(case, opts), limit=1, **extra))
+        found = list(zipup.enumerate(puzzle, plan=plan, limit=1, **extra))
         dt = time.perf_counter() - t
         problem = zipup.as_problem(puzzle)  # untimed: the configuration found is checked, not only counted
         for conf in found:
@@ -404,6 +446,20 @@ class Zipup(Tool):
             if problem.exact and cells != list(range(len(problem.columns))):
                 raise AssertionError("the first configuration does not cover the board exactly once")
         return len(found), dt
+
+
+class ZipupRule(Zipup):
+    """zipup's depth plan under one branching rule (``--puzzles depth`` runs both side by side)."""
+
+    def __init__(self, rule):
+        self.rule = rule
+        self.name = f"zipup-{rule}"
+
+    def unsupported(self, case, puzzle, problem):
+        from zipup.plans.depth import refusal
+
+        why = refusal(problem)
+        return None if why is None else f"the depth plan does not take {why}"
 
 
 class ZipupCli(Tool):
@@ -529,7 +585,8 @@ class Seed(Tool):
         return n, time.perf_counter() - t
 
 
-TOOLS = {t.name: t for t in (Zipup(), ZipupCli(), XCover(), ExactCover(), Seed())}
+TOOLS = {t.name: t for t in (Zipup(), ZipupRule("fewest"), ZipupRule("first-cell"), ZipupCli(), XCover(),
+                              ExactCover(), Seed())}
 DEFAULT_TOOLS = ["zipup", "xcover", "exact-cover", "seed"]  # zipup-cli on request
 
 
@@ -747,6 +804,49 @@ def table(results, cases, markdown=False):
     return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(row) for row in rows])
 
 
+def rules_table(results, markdown=False):
+    """Per puzzle, each branching rule's time beside the rule ``auto`` picked, and whether it was the faster.
+
+    Times are the in-process search times (warm, as the ``zipup`` tool's);
+    a pick counts as right when its rule took no longer than the other, or
+    when both took less than 10 ms.
+    """
+    by = {(r.case, r.tool): r for r in results}
+    cases = sorted({r.case for r in results if r.tool.startswith("zipup-") and r.tool != "zipup-cli"},
+                   key=[r.case for r in results].index)
+    head = ["puzzle", "fewest s", "first-cell s", "auto picks", "auto s", "picked the faster", "why"]
+    rows = []
+    for case in cases:
+        times = {}
+        for rule in ("fewest", "first-cell"):
+            r = by.get((case, f"zipup-{rule}"))
+            times[rule] = r.seconds if r is not None and r.status == "ok" else None
+        auto = by.get((case, "zipup"))
+        picked, why = "", ""
+        if auto is not None and auto.note.startswith("rule "):
+            picked, _, why = auto.note[len("rule "):].partition(" ")
+            why = why.split(";")[0].strip("()")
+        mine, other = times.get(picked), times.get("fewest" if picked == "first-cell" else "first-cell")
+        if mine is None:
+            verdict = ""
+        elif other is None:
+            verdict = "yes (the other did not finish)"
+        elif mine <= other or max(mine, other) < 0.01:
+            verdict = "yes"
+        else:
+            verdict = f"no ({mine / other:.2f}x)"
+        cells = [case] + [_fmt_time(times[k]) if times[k] is not None else
+                          (by[(case, f"zipup-{k}")].status if (case, f"zipup-{k}") in by else "")
+                          for k in ("fewest", "first-cell")]
+        rows.append(cells + [picked, _fmt_time(auto.seconds) if auto and auto.status == "ok" else "", verdict, why])
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|---|---:|---:|---|---:|---|---|"]
+        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+                     for row in [head, ["-" * w for w in widths]] + rows)
+
+
 def check_counts(results, cases):
     """Messages for every disagreement (between tools, or with the known count) and every error."""
     problems = [f"{r.case}: {r.tool} failed: {r.note}" for r in results if r.status == "error"]
@@ -796,7 +896,7 @@ def parse_args(argv):
         description="Benchmark zipup against xcover, exact-cover and the seed method.",
         epilog="Puzzles: " + ", ".join(ALL_CASES) + ".  Tools: " + ", ".join(TOOLS) + ".")
     ap.add_argument("--puzzles", help="comma-separated subset (default: "
-                    + ",".join(c.name for c in CASES) + ")")
+                    + ",".join(c.name for c in CASES) + "); 'depth': every puzzle the depth plan takes")
     ap.add_argument("--tools", help="comma-separated subset (default: " + ",".join(DEFAULT_TOOLS) + ")")
     ap.add_argument("--timeout", type=float, default=600.0,
                     help="seconds per run before it is killed and reported as 'timeout' (default 600; 0: none)")
@@ -819,6 +919,7 @@ def main(argv=None):
     if opts.child:
         return child_main(*opts.child, opts)
     names = opts.puzzles.split(",") if opts.puzzles else [c.name for c in CASES]
+    names = [m for n in names for m in GROUPS.get(n, [n])]
     tools = opts.tools.split(",") if opts.tools else DEFAULT_TOOLS
     for n in names:
         if n not in ALL_CASES:
@@ -837,6 +938,8 @@ def main(argv=None):
             print(f"{case.name:18} {t:12} {shown:>14}  {_fmt_time(r.seconds) or '-':>8} s"
                   f"  {r.rss_mb or 0:7.0f} MB  {r.note}", file=sys.stderr, flush=True)
     text = table(results, cases, markdown=opts.markdown)
+    if {"zipup-fewest", "zipup-first-cell"} <= set(tools):
+        text += "\n\nThe depth plan's branching rules side by side:\n\n" + rules_table(results, opts.markdown)
     env = environment()
     text += "\n\n" + env
     print(text)

@@ -249,19 +249,21 @@ class _Search:
         if done:
             rec.rule, rec.why = cell.name, f"it searched the whole tree in {_ms(seconds)}"
             return cell
-        size = _knuth(cell)
+        size = _knuth(cell, _PROBE_SECONDS)
         guess = size * seconds / max(nodes, 1)
         rec.estimates = {cell.name: (size, guess)}
         if guess < _WORTH_COMPARING:
             rec.rule, rec.why = cell.name, f"estimated {_ms(guess)}"
             return cell
+        # comparing may cost a tenth of the time it can save
+        spend = min(_TRIAL + _PROBE_SECONDS, guess / 10)
         fewest = Fewest(self.rows, self.mode)
         rec.load += fewest.load()
-        fnodes, fseconds, fdone = fewest.timed(_TRIAL)
+        fnodes, fseconds, fdone = fewest.timed(spend / 3)
         if fdone:
             rec.rule, rec.why = fewest.name, f"it searched the whole tree in {_ms(fseconds)}"
             return fewest
-        fsize = _knuth(fewest)
+        fsize = _knuth(fewest, 2 * spend / 3)
         fguess = fsize * fseconds / max(fnodes, 1)
         rec.estimates[fewest.name] = (fsize, fguess)
         best, other = (cell, fewest) if guess <= fguess else (fewest, cell)
@@ -302,8 +304,8 @@ def _first_within(rule, seconds):
         budget *= 2
 
 
-def _knuth(rule):
-    """Knuth's estimate of the nodes of ``rule``'s tree: the mean over random paths, as many as time allows.
+def _knuth(rule, seconds):
+    """Knuth's estimate of the nodes of ``rule``'s tree: the mean over random paths, as many as ``seconds`` allow.
 
     The estimate of one path is heavy-tailed (a few paths meet the large
     subtrees), so thousands of paths are needed to come within a factor of
@@ -315,7 +317,7 @@ def _knuth(rule):
     while done < _PROBES:
         total += rule.probe(chunk, 1 + done) * chunk
         done += chunk
-        if time.perf_counter() - t > _PROBE_SECONDS:
+        if time.perf_counter() - t > seconds:
             break
         chunk *= 2
     return total / done
