@@ -807,9 +807,10 @@ def table(results, cases, markdown=False):
 def rules_table(results, markdown=False):
     """Per puzzle, each branching rule's time beside the rule ``auto`` picked, and whether it was the faster.
 
-    Times are the in-process search times (warm, as the ``zipup`` tool's);
-    a pick counts as right when its rule took no longer than the other, or
-    when both took less than 10 ms.
+    Times are the in-process times (warm, as the ``zipup`` tool's); a pick
+    counts as right when its rule took no longer than the other, and as a
+    tie when the two differ by less than 10 ms (single runs of a few
+    milliseconds differ by more than that from run to run).
     """
     by = {(r.case, r.tool): r for r in results}
     cases = sorted({r.case for r in results if r.tool.startswith("zipup-") and r.tool != "zipup-cli"},
@@ -831,8 +832,10 @@ def rules_table(results, markdown=False):
             verdict = ""
         elif other is None:
             verdict = "yes (the other did not finish)"
-        elif mine <= other or max(mine, other) < 0.01:
+        elif mine <= other:
             verdict = "yes"
+        elif mine - other < 0.01:
+            verdict = f"tie ({(mine - other) * 1e3:.1f} ms slower)"
         else:
             verdict = f"no ({mine / other:.2f}x)"
         cells = [case] + [_fmt_time(times[k]) if times[k] is not None else

@@ -18,7 +18,9 @@ One module per plan, on the shared interface of :mod:`~zipup.plans.base`:
   its step is done.
 * :class:`Depth` (:mod:`~zipup.plans.depth`) searches depth-first, compiled
   with numba, one path at a time instead of a level of the tree: for full
-  covers whose levels grow too large (the 3x4x5 box, the Morse alphabet).
+  covers whose levels grow too large (the 3x4x5 box, the Morse alphabet,
+  Calibron), under the branching rule of :mod:`~zipup.plans.branching`
+  estimated fastest.
 * :class:`Auto` (:mod:`~zipup.plans.auto`) estimates the sizes of both and
   picks one.
 

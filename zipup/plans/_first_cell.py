@@ -1,7 +1,7 @@
 """The compiled loop of the depth plan's first-empty-cell rule (numba), imported only when it runs.
 
-Cells are numbered in the order they are filled (see
-:func:`zipup.plans.depth.cell_order`), and every placement is listed under
+Cells are numbered in the order they are filled (the sweep's, see
+:func:`zipup.plans.sweep.sweep_order`), and every placement is listed under
 its *anchor*, its first cell in that order.  At every node the search takes
 the first empty cell and tries the placements anchored there: every cell
 before it is covered, so no other placement can cover it.  A node costs a
@@ -23,7 +23,7 @@ branch at once instead of when the search reaches it.
 
 The search state has the layout of :mod:`zipup.plans._search`'s (the
 scalar array ``st`` and its slots, ``sol`` and ``sol_len``); see
-:mod:`zipup.plans.depth` for the rest.
+:class:`zipup.plans.branching.FirstCell` for the rest.
 """
 
 import numba

@@ -2,41 +2,32 @@
 
 Where the breadth-first plans hold a whole level of partial configurations
 (which for the 3x4x5 box or the Morse alphabet grows past 10^8 rows), this
-plan holds one path: at every node it branches on the item with the fewest
-choices, among the uncovered cells and the pieces with copies left, and
-keeps, per depth, the set of placements that still fit (a bit set: a
-child is its parent's set less one precomputed set of collisions, and
-choices are counted with population counts).  A cell no
-placement can cover, or a piece with fewer fitting placements than copies
-left, ends the branch.  Copies of a piece are interchangeable, so when the
-search branches on a piece, the copy it places takes the smallest placement
-of the copies still to come, and the later copies take placements after it:
-every configuration is met once.
+plan holds one path.  How it branches is a *rule* (the arrays and compiled
+loops of each are in :mod:`zipup.plans.branching`):
+
+* ``fewest``: the item with the fewest choices, among the empty cells and
+  the pieces with copies left.  Costly nodes, a small tree: it wins where
+  the pieces differ and the board is small (the 3x4x5 box 7.7x over the
+  other rule, Morse, Soma, the pentomino rectangles).
+* ``first-cell``: the first empty cell in the sweep's order (the longest
+  axis slowest), trying the placements anchored there; on rectangle
+  packings along a profile, with wells no piece left can fill pruned.
+  Cheap nodes, a larger tree: it wins on large boards of large pieces
+  (Calibron's 56x56 square: 2.5 M nodes in half a second, where the other
+  rule needs 20 s).
+
+No rule wins everywhere, so under ``rule="auto"`` each search picks one:
+the first-cell rule runs first, briefly (a search that ends, or, when the
+listing stops early, finds its first configuration, settles it); else each
+rule's tree is sized by Knuth's estimator (random paths from the root, in
+compiled batches) and its speed measured on a short run, and the smaller
+estimated time wins.  :class:`SearchStats` records the rule, why, and the
+estimates.  Copies of a piece are interchangeable and every configuration
+is met once under either rule.
 
 It solves full covers only (every column primary, no colours, no
 separation) and runs in one process.  The count is an exact Python int; the
 configurations come out in batches as they are found.
-
-Layout of the search state (``R`` placements of all pieces, ``n`` cells,
-``W = ceil(n / 64)`` and ``V = ceil(R / 64)`` words, ``P`` pieces with
-copies, ``D`` the deepest path):
-
-* ``words``, ``masks`` (with ``wptr``) : int64 and uint64, each
-  placement's nonzero words of cells; ``size`` : (R,) int64 its cells.
-* ``cellm`` : (n, V) uint64, per cell the set of placements covering it;
-  ``pmask`` : (P, V) uint64, per piece its placements, which lie in its
-  words ``prange[s, 0]:prange[s, 1]``; ``conf`` : (R, V) uint64, per
-  placement the placements sharing a cell with it (itself included), or no
-  rows when that would take more than 64 MiB.
-* ``slot`` : (R,) int64, the piece of each placement among the ``P`` pieces
-  with copies (-1 for an exact-cover option usable any number of times).
-* ``live`` : (D + 2, V) uint64, per depth the set of placements that still
-  fit, each a subset of the one before it; its nonzero words are among the
-  first ``nnz[d]`` of ``nzw[d]`` : (D + 2, V) int64, the others zero.
-* ``cov`` : (D + 2, W) uint64 cells covered; ``left`` : (D + 2, P) int64
-  copies left; and ``item``, ``pos``, ``lim``, ``chosen`` per depth: the
-  item branched on, the first placement its next choice may be, how many
-  choices it has left, the placement chosen.
 """
 
 from __future__ import annotations
@@ -63,7 +54,7 @@ _BATCH = 1024
 _TRIAL = 0.02
 # ... and how long, when the listing stops early, the cheaper rule may look for the first configuration
 _FIRST_TRIAL = 0.25
-_PROBES = 1 << 17
+_PROBES = 1 << 14
 _PROBE_SECONDS = 0.05
 _WORTH_COMPARING = 0.05
 
