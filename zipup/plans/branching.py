@@ -52,6 +52,8 @@ class Rows:
         Copies of each such piece.
     size : (R,) int64
         Cells of each placement.
+    cells : int
+        Cells of all placements (the nonzeros of the matrices).
     cell_words : tuple of ndarray
         ``(wptr, words, masks)``, int64, int64 and uint64: each
         placement's nonzero words of cells, ``words[wptr[t]:wptr[t + 1]]``
@@ -83,6 +85,7 @@ class Rows:
         self.unlimited = any(p.count is None for p in pieces)
         self.depth = n if self.unlimited else min(n, int(self.copies.sum()))
         self.size = np.concatenate([np.diff(m.indptr) for m in mats] + [empty]).astype(np.int64)
+        self.cells = int(self.size.sum())
         self.problem = problem
 
     @functools.cached_property
