@@ -826,7 +826,7 @@ def rules_table(results, markdown=False):
         picked, why = "", ""
         if auto is not None and auto.note.startswith("rule "):
             picked, _, why = auto.note[len("rule "):].partition(" ")
-            why = why.split(";")[0].strip("()")
+            why = why.rsplit("); best of", 1)[0].strip("()")  # the child's note, without --repeat's
         mine, other = times.get(picked), times.get("fewest" if picked == "first-cell" else "first-cell")
         if mine is None:
             verdict = ""

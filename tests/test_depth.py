@@ -248,3 +248,31 @@ def test_calibron_is_one_configuration_and_its_eight_images():
     one = np.frombuffer(next(iter(tilings)), dtype=grid.dtype).reshape(56, 56)
     images = {np.ascontiguousarray(np.rot90(g, k)).tobytes() for g in (one, one.T) for k in range(4)}
     assert images == tilings
+
+
+@pytest.mark.parametrize("path", ["puzzles/domino-6x6.toml", "puzzles/pentomino-3x20.toml", "puzzles/soma.toml"])
+@pytest.mark.parametrize("rule", RULES)
+def test_knuth_s_estimate_sizes_the_tree_the_search_walks(path, rule):
+    """The random paths that choose a rule estimate its tree: within 25% of the nodes the search visits."""
+    rows = branching.Rows(zipup.as_problem(zipup.load(path)))
+    search = branching.RULES[rule](rows, "count")
+    search.load()
+    estimate = search.probe(20000, 7)
+    search.reset()
+    while search.search(1 << 30, 0) != search.k.DONE:
+        pass
+    nodes = int(search.st[search.k.NODES])
+    assert 0.75 * nodes <= estimate <= 1.25 * nodes
+
+
+@pytest.mark.parametrize("path, rule", [("puzzles/morse.toml", "fewest"), ("puzzles/scott-8x8.toml", "fewest"),
+                                        ("puzzles/calibron.toml", "first-cell")])
+def test_auto_picks_the_rule_estimated_faster(path, rule):
+    """Where one rule is several times faster than the other (benchmark: analysis/branching-rules.md),
+    auto picks it and says why; the other rule gives the same count."""
+    problem = zipup.as_problem(zipup.load(path))
+    r = zipup.solve(problem, "depth", count_only=True)
+    (rec,) = r.stats
+    assert rec.rule == rule and rec.why.startswith("estimated") and rule in rec.estimates
+    if path != "puzzles/calibron.toml":  # the fewest rule takes a minute there
+        assert Depth("first-cell" if rule == "fewest" else "fewest").run(problem, count_only=True).count == r.count
