@@ -66,7 +66,6 @@ class Rows:
         pieces = list(problem.pieces)
         use = [k for k, p in enumerate(pieces) if p.count != 0 and p.n_placements]
         counted = [k for k, p in enumerate(pieces) if p.count is not None and p.count > 0]
-        slot_of = {k: s for s, k in enumerate(counted)}
         self.n = n = problem.n_columns
         order = sweep_order(problem)
         pos = None  # the new number of each column, if any changes
@@ -78,9 +77,11 @@ class Rows:
         empty = np.zeros(0, np.int64)
         self.row_piece = np.concatenate([np.full(m.shape[0], k, np.int64) for k, m in zip(use, mats)] + [empty])
         self.row_local = np.concatenate([np.arange(m.shape[0], dtype=np.int64) for m in mats] + [empty])
-        self.r = r = len(self.row_piece)
+        self.r = len(self.row_piece)
         self.counted = counted
-        self.slot = np.array([slot_of.get(k, -1) for k in self.row_piece.tolist()], np.int64)
+        slot_of = np.full(len(pieces), -1, np.int64)
+        slot_of[counted] = np.arange(len(counted))
+        self.slot = slot_of[self.row_piece]
         self.copies = np.array([pieces[k].count for k in counted], np.int64)
         self.unlimited = any(p.count is None for p in pieces)
         self.depth = n if self.unlimited else min(n, int(self.copies.sum()))
@@ -225,7 +226,7 @@ class FirstCell(_Rule):
 
     def __init__(self, rows, mode):
         super().__init__(rows, mode)
-        r, n = rows.r, rows.n
+        n = rows.n
         d2 = rows.depth + 2
         nw = max(1, -(-n // 64))
         # rows are sorted: a placement's first column is its anchor
