@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import zipup
@@ -216,7 +216,7 @@ def test_a_limit_keeps_auto_where_the_depth_plan_refuses_or_subproblems_are_aske
 
 
 @examples(60)
-@given(text=rectangle_packings())
+@given(text=rectangle_packings(max_side=6))
 def test_rectangle_packings_under_the_profile(text):
     """Rectangles into a rectangle: the first-cell rule keeps a profile and prunes wells instead of
     testing cells; it finds exactly the configurations the fewest-choices rule and the sweep find."""
@@ -224,10 +224,13 @@ def test_rectangle_packings_under_the_profile(text):
     rows = branching.Rows(problem)
     assert branching.FirstCell(rows, "count").prof.shape[1] == min(problem.puzzle.board.shape) or \
         max(problem.puzzle.board.shape) > 63
+    count = Sweep().run(problem, count_only=True).count  # merged states: quick however many there are
+    assert count >= 1, "a guillotine cut is always a configuration"
+    assume(count <= 2000)  # a board of many small pieces has too many configurations to search one by one
+    assert Depth("first-cell").run(problem, count_only=True).count == count
     want = placements(Sweep().run(problem))
-    assert want, "a guillotine cut is always a configuration"
     assert placements(Depth("first-cell").run(problem)) == want == placements(Depth("fewest").run(problem))
-    assert Depth("first-cell").run(problem, count_only=True).count == len(want)
+    assert len(want) == count
 
 
 def test_calibron_is_one_configuration_and_its_eight_images():

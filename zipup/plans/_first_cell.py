@@ -31,7 +31,7 @@ import numpy as np
 
 # the statuses and state slots are those of the fewest-choices loop (the driver reads them from either)
 from ._search import (BATCH, BUDGET, COUNT, DEPTH, DONE, FIRST, FOUND, NODES, NSOL, STARTED,  # noqa: F401
-                      _complete, _found, _low_bit)
+                      _complete, _found, _low_bit, _pause)
 
 _ONE = np.uint64(1)
 
@@ -193,9 +193,7 @@ def search(aptr, cand, wptr, words, masks, slot, n, span, fast, slow, pext, anch
     d = st[DEPTH]
     while d >= 0:
         if nodes >= budget:
-            st[DEPTH] = d
-            st[NODES] += nodes
-            return BUDGET
+            return _pause(st, d, nodes, BUDGET)
         c = cell[d]
         r, pos[d] = _candidate(d, pos[d], aptr[c + 1], cov, left, prof, room, cand, wptr, words, masks, slot, fast)
         if r < 0:
@@ -211,16 +209,12 @@ def search(aptr, cand, wptr, words, masks, slot, n, span, fast, slow, pext, anch
             if _complete(e, left):
                 why = _found(e, chosen, sol, sol_len, st, mode)
                 if why >= 0:
-                    st[DEPTH] = d
-                    st[NODES] += nodes
-                    return why
+                    return _pause(st, d, nodes, why)
             continue
         cell[e] = c2
         pos[e] = aptr[c2]
         d = e
-    st[DEPTH] = d
-    st[NODES] += nodes
-    return DONE
+    return _pause(st, d, nodes, DONE)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -202,6 +202,25 @@ def _found(e, chosen, sol, sol_len, st, mode):  # pragma: no cover - compiled
     return -1
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _root(live, nzw, nnz):  # pragma: no cover - compiled
+    """List the nonzero words of the root's fitting placements (depth 0 of ``nzw`` and ``nnz``)."""
+    m = 0
+    for w in range(live.shape[1]):
+        if live[0, w]:
+            nzw[0, m] = w
+            m += 1
+    nnz[0] = m
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pause(st, d, nodes, why):  # pragma: no cover - compiled
+    """Keep where the search stands (depth ``d``, ``nodes`` more visited) for the next call; return ``why``."""
+    st[DEPTH] = d
+    st[NODES] += nodes
+    return why
+
+
 @numba.njit(cache=True, nogil=True)
 def search(conf, cellm, pmask, prange, wptr, words, masks, size, slot, n, live, nzw, nnz, item, pos, lim, chosen,
            cov, left, ncov, sol, sol_len, st, budget, mode):  # pragma: no cover - compiled
@@ -217,25 +236,17 @@ def search(conf, cellm, pmask, prange, wptr, words, masks, size, slot, n, live, 
     """
     if budget <= 0:  # a call that only loads (or compiles) this function
         return BUDGET
-    wr = live.shape[1]
     nodes = 0
     if st[STARTED] == 0:
         st[STARTED] = 1
-        m = 0
-        for w in range(wr):
-            if live[0, w]:
-                nzw[0, m] = w
-                m += 1
-        nnz[0] = m
+        _root(live, nzw, nnz)
         if not _choose(0, n, cov, live, nzw, nnz, cellm, pmask, prange, left, item, pos, lim):
             st[DEPTH] = -1
             return DONE
     d = st[DEPTH]
     while d >= 0:
         if nodes >= budget:
-            st[DEPTH] = d
-            st[NODES] += nodes
-            return BUDGET
+            return _pause(st, d, nodes, BUDGET)
         # the next candidate at depth d: a fitting placement covering the cell, or of the piece
         it = item[d]
         r = _next(d, it, pos[d], n, live, cellm, pmask) if lim[d] > 0 else -1
@@ -253,15 +264,11 @@ def search(conf, cellm, pmask, prange, wptr, words, masks, size, slot, n, live, 
             if _complete(e, left):
                 why = _found(e, chosen, sol, sol_len, st, mode)
                 if why >= 0:
-                    st[DEPTH] = d
-                    st[NODES] += nodes
-                    return why
+                    return _pause(st, d, nodes, why)
             continue
         if _choose(e, n, cov, live, nzw, nnz, cellm, pmask, prange, left, item, pos, lim):
             d = e
-    st[DEPTH] = d
-    st[NODES] += nodes
-    return DONE
+    return _pause(st, d, nodes, DONE)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -275,12 +282,7 @@ def probe(conf, cellm, pmask, prange, wptr, words, masks, size, slot, n, live, n
     root and is left as it was.
     """
     np.random.seed(seed)
-    m = 0
-    for w in range(live.shape[1]):
-        if live[0, w]:
-            nzw[0, m] = w
-            m += 1
-    nnz[0] = m
+    _root(live, nzw, nnz)
     total = 0.0
     for _ in range(probes):
         d = 0
